@@ -1,0 +1,83 @@
+"""eagergrad: PyTorch's eager autograd semantics on JAX.
+
+`import eagergrad as torch` gives the torch surface eagergrad covers: tensors over jax
+arrays, ops recorded into a graph of torch-named nodes, and PyTorch's engine.
+eagergrad turns on `jax_enable_x64` at import (float64/int64 need it) and passes
+explicit dtypes everywhere, so the default dtype stays float32 as in torch.
+"""
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from . import _dtypes  # noqa: E402
+from ._dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: E402,F401
+                      bfloat16, float32, float64, complex64, complex128, dtype,
+                      get_default_dtype, set_default_dtype, promote_types)
+from .tensor import Tensor  # noqa: E402
+from .size import Size  # noqa: E402,F401
+from .device import device  # noqa: E402,F401
+from . import ops as _ops  # noqa: E402
+from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty,  # noqa: E402,F401
+                       full, arange, linspace, logspace, eye, zeros_like, ones_like,
+                       empty_like, full_like, rand, randn, randint, randperm, rand_like,
+                       randn_like, randint_like, manual_seed, seed, initial_seed)
+from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
+                               inference_mode, is_grad_enabled, is_inference_mode_enabled)
+from . import autograd  # noqa: E402,F401
+from .interop import from_jax, jaxify  # noqa: E402,F401
+
+float = float32
+double = float64
+half = float16
+cfloat = complex64
+cdouble = complex128
+long = int64
+int = int32
+short = int16
+
+_ops.bind_methods(Tensor)
+globals().update({k: v for k, v in _ops.FUNCTIONS.items() if k not in globals()})
+Tensor.normal_ = lambda self, mean=0.0, std=1.0, *, generator=None: _normal(self, mean, std)
+Tensor.uniform_ = lambda self, a=0.0, b=1.0, *, generator=None: _uniform(self, a, b)
+
+
+def _normal(t, mean, std):
+    from .creation import randn
+    with no_grad():
+        return t.copy_(randn(t._shape, dtype=t.dtype) * std + mean)
+
+
+def _uniform(t, a, b):
+    from .creation import rand
+    with no_grad():
+        return t.copy_(rand(t._shape, dtype=t.dtype) * (b - a) + a)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(a, b):
+    from .ops._args import as_t, promote
+    return promote(as_t(a), as_t(b))
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def __getattr__(name):
+    if name.startswith("_"):
+        raise AttributeError(f"module 'eagergrad' has no attribute '{name}'")
+    raise NotImplementedError(f"eagergrad does not implement torch.{name} yet")
+
+
+__version__ = "0.1.0"

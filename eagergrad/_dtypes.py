@@ -1,0 +1,163 @@
+"""Torch's dtypes on top of numpy/jax dtypes, and torch's type-promotion rules."""
+import jax.numpy as jnp
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed and compared as torch's.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1.0]).dtype
+    torch.float32
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name, np_dtype, kind):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._kind = kind  # 0 bool, 1 integral, 2 floating, 3 complex
+        self.is_floating_point = kind == 2
+        self.is_complex = kind == 3
+        self.is_signed = name not in ("uint8", "bool")
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return _TO_REAL.get(self, self)
+
+    def to_complex(self):
+        return _TO_COMPLEX.get(self, self)
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", jnp.float16, 2)
+bfloat16 = dtype("bfloat16", jnp.bfloat16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+       complex64, complex128)
+_NAMES = {d.name: d for d in ALL}
+FROM_NP = {d.np: d for d in ALL}
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64,
+               float64: complex128}
+ALIASES = dict(float=float32, double=float64, half=float16, cfloat=complex64,
+               cdouble=complex128, long=int64, int=int32, short=int16, bool=bool_)
+
+_default = [float32]
+
+
+def get_default_dtype():
+    """The dtype of tensors made from Python floats (float32 unless changed).
+
+    >>> import eagergrad as torch
+    >>> torch.get_default_dtype()
+    torch.float32
+    """
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def default_complex():
+    return complex128 if _default[0] is float64 else complex64
+
+
+def as_dtype(d):
+    """Our dtype for a dtype-like (our dtype, numpy dtype, jax dtype, string name)."""
+    if isinstance(d, dtype):
+        return d
+    if d is None:
+        return None
+    if d is float:
+        return _default[0]
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if d is complex:
+        return default_complex()
+    if isinstance(d, str) and d in ALIASES:
+        return ALIASES[d]
+    return FROM_NP[np.dtype(d)]
+
+
+_promote_cache = {}
+
+
+def promote_types(a, b):
+    """torch.promote_types: the smallest dtype both a and b convert to."""
+    key = (a, b)
+    r = _promote_cache.get(key)
+    if r is None:
+        r = _promote_cache[key] = FROM_NP[np.dtype(jnp.promote_types(a.np, b.np))]
+    return r
+
+
+def _combine(higher, lower):
+    # c10's combine_categories: a higher-priority group wins unless the lower is of a
+    # higher category (bool < integral < floating < complex).
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._kind == 3:
+        return higher
+    if lower._kind == 3:
+        return higher.to_complex() if higher._kind == 2 else lower
+    if higher._kind == 2:
+        return higher
+    if higher is bool_ or lower._kind == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(v):
+    """The dtype torch gives a Python scalar as a wrapped number."""
+    if isinstance(v, bool):
+        return bool_
+    if isinstance(v, int):
+        return int64
+    if isinstance(v, float):
+        return float64
+    if isinstance(v, complex):
+        return complex128
+    raise TypeError(f"unsupported scalar type {type(v).__name__}")
+
+
+def result_type(dims, zeros, wrapped):
+    """torch.result_type over three groups of dtypes: tensors with dim > 0, 0-dim
+    tensors, and wrapped Python numbers (which only contribute their category)."""
+    r = [None, None, None]
+    for i, group in enumerate((dims, zeros)):
+        for d in group:
+            r[i] = d if r[i] is None else promote_types(r[i], d)
+    for d in wrapped:
+        if d._kind == 3:
+            d = default_complex()
+        elif d._kind == 2:
+            d = _default[0]
+        r[2] = d if r[2] is None else promote_types(r[2], d)
+    return _combine(r[0], _combine(r[1], r[2]))

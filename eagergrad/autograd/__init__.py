@@ -1,0 +1,151 @@
+"""torch.autograd: backward, grad, Function, grad modes."""
+from ..engine.engine import execute
+from ..engine.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
+                                set_grad_enabled)
+from . import graph  # noqa: F401
+
+
+def _as_tuple(x):
+    from ..tensor import Tensor
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads):
+    from ..creation import ones_like
+    from ..ops._args import as_t
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if not o._rg:
+                out.append(None)
+                continue
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {o.dtype!r}")
+            out.append(ones_like(o))
+            continue
+        g = as_t(g)
+        if g._shape != o._shape:
+            from ..size import Size
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{Size(g._shape)!r} and output[{i}] has a shape of "
+                               f"{Size(o._shape)!r}.")
+        if g.dtype.is_complex != o.dtype.is_complex:
+            raise RuntimeError("For complex Tensors, both grad_output and output are required to "
+                               f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a "
+                               f"dtype of {g.dtype!r} and output[{i}] has a dtype of "
+                               f"{o.dtype!r}.")
+        out.append(g)
+    return out
+
+
+def _root_edges(outputs):
+    edges = []
+    for i, o in enumerate(outputs):
+        if not o._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        edges.append(o._edge())
+    return edges
+
+
+def _input_edges(inputs):
+    edges = []
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append((t.grad_fn, t._out_nr) if t.grad_fn is not None else
+                     ((t._grad_accumulator(), 0) if t._grad_accumulator() else None))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of `tensors` into the `.grad` of the graph's leaves.
+
+    >>> import eagergrad as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> torch.autograd.backward([(x * 3).sum()]); x.grad
+    tensor([3., 3.])
+    """
+    from ..tensor import Tensor
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+        grads = [grad_tensors] * len(tensors) if isinstance(grad_tensors, Tensor) else \
+            [None] * len(tensors)
+    else:
+        grads = list(grad_tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
+                           if not grads else f"got {len(grads)} gradients for "
+                           f"{len(tensors)} tensors")
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grads)
+    roots = _root_edges(tensors)
+    outs = None
+    if inputs is not None:
+        outs = _input_edges(inputs)
+        for t in inputs:
+            if t.grad_fn is not None:
+                t.retain_grad()
+    execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of `outputs` w.r.t. `inputs`, returned instead of accumulated.
+
+    >>> import eagergrad as torch
+    >>> x = torch.tensor([2.0], requires_grad=True)
+    >>> torch.autograd.grad((x ** 3).sum(), x)
+    (tensor([12.]),)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("eagergrad does not implement "
+                                  "torch.autograd.grad(is_grads_batched=True) yet")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    single_input = not isinstance(inputs, (tuple, list))
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_outputs must be of the same length as outputs (got "
+                           f"{len(grads)} and {len(outputs)})")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outputs, grads)
+    roots = _root_edges(outputs)
+    outs = _input_edges(inputs)
+    res = execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=False)
+    for i, r in enumerate(res):
+        if r is None:
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+            if materialize_grads:
+                from ..creation import zeros_like
+                res[i] = zeros_like(inputs[i])
+        elif not create_graph:
+            res[i] = r.detach()
+    return tuple(res)

@@ -1,0 +1,274 @@
+"""Tensor creation: tensor, zeros, ones, full, arange, linspace, eye, *_like, random."""
+import math
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes as D
+from .device import device as _device
+from .tensor import Tensor, _make
+
+
+def _finish(arr, dtype, device, requires_grad):
+    if device is not None:
+        arr = jax.device_put(arr, _device(device).jax)
+    t = _make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(a, data):
+    if a.dtype == np.bool_:
+        return D.bool_
+    if np.issubdtype(a.dtype, np.integer):
+        return D.int64
+    if np.issubdtype(a.dtype, np.complexfloating):
+        return D.default_complex()
+    return D.get_default_dtype()
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return np.asarray(data._value)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        return np.array(_untensor(data))
+    return np.asarray(data)
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _untensor(data):
+    if isinstance(data, Tensor):
+        return data.item() if data.numel() == 1 and data.ndim == 0 else data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_untensor(x) for x in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor: a new tensor copying `data` (nested lists, numbers, numpy or jax).
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1, 2]).dtype, torch.tensor([1.5]).dtype
+    (torch.int64, torch.float32)
+    """
+    if isinstance(data, jax.Array) and not isinstance(data, np.ndarray):
+        dt = D.as_dtype(dtype) if dtype is not None else D.FROM_NP[np.dtype(data.dtype)]
+        return _finish(jnp.array(data, dtype=dt.np, copy=True), dt, device, requires_grad)
+    a = _to_numpy(data)
+    if dtype is not None:
+        dt = D.as_dtype(dtype)
+    elif isinstance(data, (np.ndarray, np.generic, Tensor)):
+        dt = D.FROM_NP[a.dtype] if not isinstance(data, Tensor) else data.dtype
+    else:
+        dt = _infer_dtype(a, data)
+    return _finish(jnp.asarray(a, dtype=dt.np), dt, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
+    if isinstance(data, jax.Array) and dtype is None and device is None:
+        return _make(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """torch.from_numpy (jax arrays are immutable, so this copies once)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return _make(jnp.asarray(ndarray))
+
+
+def from_jax(array, requires_grad=False):
+    """A tensor over a jax array, without a copy."""
+    t = _make(array if isinstance(array, jax.Array) or hasattr(array, "aval")
+              else jnp.asarray(array))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = tuple(int(s) for s in size)
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(out)}")
+    return out
+
+
+def _dt(dtype, default=None):
+    return D.as_dtype(dtype) if dtype is not None else (default or D.get_default_dtype())
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    dt = _dt(dtype)
+    return _finish(jnp.full(size, fill, dt.np), dt, device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(0, _size(size), dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(1, _size(size), dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None, pin_memory=False):
+    return _filled(0, _size(size), dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = D.scalar_dtype(fill_value)
+        if dtype is D.float64:
+            dtype = D.get_default_dtype()
+        elif dtype is D.complex128:
+            dtype = D.default_complex()
+    return _filled(fill_value, _size((size,) if isinstance(size, int) else tuple(size)), dtype,
+                   device, requires_grad)
+
+
+def _like(fn):
+    def f(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+          layout=None):
+        return fn(input._shape, dtype=dtype or input.dtype, device=device,
+                  requires_grad=requires_grad)
+    return f
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(input._shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    vals = (start, end, step)
+    if dtype is None:
+        dtype = D.get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
+    dt = D.as_dtype(dtype)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    n = max(math.ceil((end - start) / step), 0)
+    arr = (start + step * jnp.arange(n, dtype=jnp.float64 if dt._kind >= 2 else jnp.int64))
+    return _finish(arr.astype(dt.np), dt, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish(jnp.linspace(start, end, steps, dtype=jnp.float64).astype(dt.np), dt, device,
+                   requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish((base ** jnp.linspace(start, end, steps, dtype=jnp.float64)).astype(dt.np),
+                   dt, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish(jnp.eye(n, m, dtype=dt.np), dt, device, requires_grad)
+
+
+# ---- random numbers: a global jax key, split on every draw ------------------------------
+class _Rng(threading.local):
+    key = None
+
+
+_rng = _Rng()
+_global_seed = [0]
+
+
+def manual_seed(seed):
+    """Seed the global generator (jax keys; the streams differ from torch's)."""
+    _global_seed[0] = int(seed)
+    _rng.key = jax.random.PRNGKey(int(seed))
+    return _global_seed[0]
+
+
+seed = manual_seed
+
+
+def initial_seed():
+    return _global_seed[0]
+
+
+def _next_key(generator=None):
+    if _rng.key is None:
+        _rng.key = jax.random.PRNGKey(_global_seed[0])
+    _rng.key, sub = jax.random.split(_rng.key)
+    return sub
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish(jax.random.uniform(_next_key(), _size(size), dt.np), dt, device,
+                   requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish(jax.random.normal(_next_key(), _size(size), dt.np), dt, device,
+                   requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    dt = _dt(dtype, D.int64)
+    return _finish(jax.random.randint(_next_key(), tuple(size), low, high, jnp.int64)
+                   .astype(dt.np), dt, device, requires_grad)
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False):
+    dt = _dt(dtype, D.int64)
+    return _finish(jax.random.permutation(_next_key(), n).astype(dt.np), dt, device,
+                   requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    return rand(input._shape, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    return randn(input._shape, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False):
+    return randint(low, high, input._shape, dtype=dtype or input.dtype, device=device,
+                   requires_grad=requires_grad)
+
+
+def normal_(t, mean=0.0, std=1.0):
+    return t._write_random(jax.random.normal(_next_key(), t._shape, t.dtype.np) * std + mean)
+
+
+def uniform_(t, a=0.0, b=1.0):
+    return t._write_random(jax.random.uniform(_next_key(), t._shape, t.dtype.np, a, b))

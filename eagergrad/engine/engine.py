@@ -1,0 +1,191 @@
+"""execute(): run the backward graph with PyTorch's engine semantics (seeds 001, 003).
+
+Dependencies are counted over everything reachable from the roots; a node runs once
+all its consumers have run, highest sequence_nr first (AccumulateGrad first of all).
+With `outputs` (autograd.grad or backward(inputs=...)) only nodes on a path to an
+output run (torch's exec_info); gradients for autograd.grad are captured at the input
+buffer of the output's node. Iterative: graph depth is bounded by memory, not the stack.
+"""
+import heapq
+
+from .graph import GraphRoot
+from .grad_mode import STATE
+
+
+def _shape_str(s):
+    return "[" + ", ".join(map(str, s)) + "]"
+
+
+def _expandable(src, dst):
+    if len(src) > len(dst):
+        return False
+    for a, b in zip(reversed(src), reversed(dst)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _validate(fn, outputs):
+    """torch's validate_outputs: count, then shape (sum broadcast dims) and dtype of
+    every gradient against the metadata of the input it flows to."""
+    edges = fn._next
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outputs)})")
+    for i, g in enumerate(outputs):
+        e = edges[i]
+        if g is None or e is None:
+            continue
+        shape, dt = e[0]._meta_in[e[1]]
+        if g._shape != shape:
+            if not _expandable(shape, g._shape):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                    f"{_shape_str(g._shape)} but expected shape compatible with "
+                    f"{_shape_str(shape)}")
+            g = g.sum_to_size(shape)
+        if g.dtype is not dt:
+            g = (g.real if g.dtype.is_complex and not dt.is_complex else g).to(dt)
+        outputs[i] = g
+    return outputs
+
+
+def _needed(root, targets):
+    """The nodes that lead to a target (targets included): torch's exec_info."""
+    needed = set()
+    done = set()
+    stack = [(root, iter(root._next))]
+    while stack:
+        node, it = stack[-1]
+        for e in it:
+            if e is not None and e[0] not in done:
+                done.add(e[0])
+                stack.append((e[0], iter(e[0]._next)))
+                break
+        else:
+            stack.pop()
+            if node in targets or any(e is not None and e[0] in needed for e in node._next):
+                needed.add(node)
+    return needed
+
+
+def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
+            accumulate_grad=True):
+    """Run backward from `root_edges` seeded with `root_grads`.
+
+    outputs: edges `(node, input_nr)` (or None) whose gradients autograd.grad returns,
+    or, with accumulate_grad, the only AccumulateGrad/retain_grad targets to run.
+    Returns the captured gradients (one per output edge) when accumulate_grad is False.
+    """
+    if len(root_edges) == 1:
+        root, nr = root_edges[0]
+        first = [None] * len(root._meta_in)
+        first[nr] = root_grads[0]
+    else:
+        root = GraphRoot(root_edges, root_grads)
+        first = []
+
+    deps = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        for e in stack.pop()._next:
+            if e is not None:
+                c = e[0]
+                deps[c] = deps.get(c, 0) + 1
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+
+    captures = {}
+    run = None  # None: run every node
+    if outputs is not None:
+        targets = set()
+        for i, e in enumerate(outputs):
+            if e is not None:
+                targets.add(e[0])
+                if not accumulate_grad:
+                    captures.setdefault(e[0], []).append((e[1], i))
+        should = _needed(root, targets)
+        run = should if accumulate_grad else {n for n in should
+                                              if n not in captures or _leads(n, should)}
+    captured = [None] * (len(outputs) if outputs is not None else 0)
+
+    prev_mode = STATE.grad
+    STATE.grad = create_graph
+    try:
+        buffers = {root: first}
+        ready = [(-root._seq, 0, root)]
+        tie = 1
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            grads = buffers.pop(fn)
+            if fn._tensor_pre_hooks or fn._retain_hooks:
+                grads = _tensor_pre_hooks(fn, grads)
+            cap = captures.get(fn)
+            if cap:
+                for nr, idx in cap:
+                    captured[idx] = grads[nr]
+            if run is not None and fn not in run:
+                continue
+            out = _call(fn, grads)
+            if not keep_graph:
+                fn._release()
+            out = _validate(fn, out)
+            for i, e in enumerate(fn._next):
+                if e is None:
+                    continue
+                c, nr = e
+                d = deps[c] - 1
+                deps[c] = d
+                if run is not None and c not in run and c not in captures:
+                    continue
+                buf = buffers.get(c)
+                if buf is None:
+                    buf = buffers[c] = [None] * len(c._meta_in)
+                g = out[i]
+                if g is not None:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                if d == 0:
+                    heapq.heappush(ready, (-c._seq, tie, c))
+                    tie += 1
+    finally:
+        STATE.grad = prev_mode
+    return captured
+
+
+def _leads(node, should):
+    return any(e is not None and e[0] in should for e in node._next)
+
+
+def _tensor_pre_hooks(fn, grads):
+    """Tensor hooks registered on the tensors this node's outputs are, then retain_grad."""
+    grads = list(grads)
+    for nr, hooks in list((fn._tensor_pre_hooks or {}).items()):
+        for hook in list(hooks.values()):
+            if grads[nr] is not None:
+                r = hook(grads[nr])
+                if r is not None:
+                    grads[nr] = r
+    for nr, hook in list((fn._retain_hooks or {}).items()):
+        if grads[nr] is not None:
+            hook(grads[nr])
+    return grads
+
+
+def _call(fn, grads):
+    if fn._pre_hooks:
+        for hook in list(fn._pre_hooks.values()):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    out = fn.apply(grads)
+    if fn._post_hooks:
+        out_t = tuple(out)
+        for hook in list(fn._post_hooks.values()):
+            r = hook(out_t, tuple(grads))
+            if r is not None:
+                out_t = tuple(r)
+        out = list(out_t)
+    return list(out)

@@ -1,0 +1,158 @@
+"""Custom autograd.Function: forward/backward staticmethods, ctx as the graph node."""
+import functools
+
+from .graph import Node
+from .grad_mode import STATE
+from .saved import SavedTensor
+
+
+class FunctionCtx:
+    """What `forward` gets as ctx; the same object is the node in the graph."""
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self._to_save_fwd = tensors
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    @property
+    def saved_tensors(self):
+        saved = self.__dict__.get("_saved")
+        if saved is None:
+            return ()
+        return tuple(None if s is None else s.unpack(self) for s in saved)
+
+    saved_variables = saved_tensors
+
+
+class BackwardCFunction(FunctionCtx, Node):
+    """The node of a custom Function call; named `<FunctionName>Backward`."""
+
+    _fn = None
+
+    def apply(self, grads):
+        if getattr(self, "_materialize", True):
+            from ..tensor import _zeros_meta
+            grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
+        out = self._fn.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        n = len(self._next)
+        if len(out) > n and all(g is None for g in out[n:]):
+            out = out[:n]
+        if len(out) != n:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(out)})")
+        return [g if e is not None else None for g, e in zip(out, self._next)]
+
+    def _release(self):
+        for s in self.__dict__.get("_saved") or ():
+            if s is not None:
+                s.free()
+
+
+class Function:
+    """Base class of custom differentiable functions.
+
+    >>> import eagergrad as torch
+    >>> class Square(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = torch.tensor([3.0], requires_grad=True)
+    >>> Square.apply(x).backward(); x.grad
+    tensor([6.])
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,), {"_fn": cls})
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward "
+                                  "mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+        node = cls._backward_cls.__new__(cls._backward_cls)
+        Node.__init__(node)
+        is_t = [isinstance(a, Tensor) for a in args]
+        record = STATE.grad and any(t and a._rg for t, a in zip(is_t, args))
+        node.needs_input_grad = tuple(t and a._rg and record for t, a in zip(is_t, args))
+        prev = STATE.grad
+        STATE.grad = False
+        try:
+            if cls.setup_context is Function.setup_context:
+                out = cls.forward(node, *args, **kwargs)
+            else:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(node, args, out)
+        finally:
+            STATE.grad = prev
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        node._next = tuple(a._edge() if t and a._rg and record else None
+                           for t, a in zip(is_t, args))
+        non_diff = {id(t) for t in node.__dict__.get("_non_diff", ())}
+        dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
+        inputs = {id(a) for a, t in zip(args, is_t) if t}
+        res = []
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                if id(o) in inputs and id(o) not in dirty:
+                    o = o.detach()  # an input returned as is: a new tensor, as torch's view
+                    o._vc = type(o._vc)()
+                if record and id(o) not in non_diff and o.dtype._kind >= 2:
+                    o._rg, o.grad_fn, o._out_nr = True, node, i
+                    if id(o) in dirty:
+                        o._vc.v += 1
+            res.append(o)
+        node._meta_in = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)
+                              for o in res)
+        to_save = node.__dict__.pop("_to_save", None)
+        if to_save is not None:
+            outs_ids = {id(o) for o in res if isinstance(o, Tensor)}
+            node._saved = [None if s is None else SavedTensor(s, id(s) in outs_ids)
+                           for s in to_save]
+        return res[0] if single else tuple(res)
+
+
+def once_differentiable(fn):
+    """Run a custom backward without recording it (double backward then raises)."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = STATE.grad
+        STATE.grad = False
+        try:
+            return fn(ctx, *args)
+        finally:
+            STATE.grad = prev
+    return wrapper

@@ -1,0 +1,108 @@
+"""The autograd graph: Node, AccumulateGrad, GraphRoot.
+
+NOTE [edges]: a node's `_next` holds one entry per forward input: `(node, input_nr)`
+or None when that input needs no gradient. `_meta_in` holds `(shape, dtype)` of each
+forward output, i.e. of each gradient the node receives; the engine checks and
+reshapes gradients flowing along an edge against the target's `_meta_in`.
+"""
+import itertools
+import sys
+import threading
+
+_seq = itertools.count()
+_MAX_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in torch
+
+
+class Node:
+    """A backward function in the graph (torch.autograd.graph.Node).
+
+    >>> import eagergrad as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> (x * 2).grad_fn.name()
+    'MulBackward0'
+    """
+
+    __slots__ = ("_next", "_seq", "_meta_in", "_metadata", "_pre_hooks", "_post_hooks",
+                 "_tensor_pre_hooks", "_retain_hooks", "_anomaly_trace", "__weakref__")
+
+    def __init__(self, next_edges=(), meta_in=()):
+        self._next = next_edges
+        self._meta_in = meta_in
+        self._seq = next(_seq)
+        self._metadata = None
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retain_hooks = None
+        self._anomaly_trace = None
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((None, 0) if e is None else e for e in self._next)
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self):
+        return self._seq
+
+    def apply(self, grads):
+        """Gradients w.r.t. the forward inputs (one per edge) from those w.r.t. outputs."""
+        raise NotImplementedError
+
+    def _release(self):
+        """Free saved tensors (called after the node ran without retain_graph)."""
+
+    def __call__(self, *grads):
+        from .engine import _validate
+        out = _validate(self, list(self.apply(list(grads))))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class GraphRoot(Node):
+    """Feeds the initial gradients of several roots into the graph."""
+
+    __slots__ = ("_grads",)
+
+    def __init__(self, edges, grads):
+        super().__init__(tuple(edges), ())
+        self._grads = grads
+
+    def apply(self, grads):
+        return list(self._grads)
+
+
+class AccumulateGrad(Node):
+    """Sink for a leaf: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable", "_lock")
+
+    def __init__(self, variable):
+        super().__init__((), ((variable._shape, variable.dtype),))
+        self._seq = _MAX_SEQ
+        self.variable = variable
+        self._lock = threading.Lock()
+
+    def apply(self, grads):
+        new = grads[0]
+        if new is None:
+            return []
+        var = self.variable
+        from .grad_mode import STATE
+        with self._lock:
+            old = var.grad
+            if old is None:
+                # A fresh tensor over the same immutable array: later in-place
+                # updates of .grad can never write into the caller's tensor.
+                var.grad = new if STATE.grad else new._fresh_copy()
+            elif STATE.grad:
+                var.grad = old + new   # create_graph: out of place, recorded
+            else:
+                old.add_(new)          # in place, as torch: `g = x.grad` sees it
+        return []

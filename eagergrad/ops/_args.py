@@ -1,0 +1,61 @@
+"""Argument handling shared by the op wrappers: Python scalars as torch's wrapped
+numbers, and torch's type promotion over tensors."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtypes as D
+
+_scalar_cache = {}
+
+
+def wrapped(v, dt=None):
+    """A Python number as a 0-dim "wrapped number" tensor: it takes part in type
+    promotion only by its category, as torch's wrapped numbers do."""
+    from ..tensor import _make
+    if dt is None:
+        dt = D.scalar_dtype(v)
+    key = (type(v), v, dt)
+    arr = _scalar_cache.get(key)
+    if arr is None:
+        if len(_scalar_cache) > 4096:
+            _scalar_cache.clear()
+        arr = jnp.asarray(v, dt.np)
+        if not isinstance(arr, jax.core.Tracer):  # never keep a tracer past its trace
+            _scalar_cache[key] = arr
+    t = _make(arr)
+    t._wrapped = True
+    return t
+
+
+def as_t(x):
+    from ..tensor import Tensor, _make
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, complex)):
+        return wrapped(x)
+    if isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__jax_array__") or \
+            type(x).__module__.startswith("jax"):
+        return _make(jnp.asarray(x))
+    from ..creation import tensor
+    return tensor(x)
+
+
+_prom_cache = {}
+
+
+def promote(*ts):
+    """torch.result_type over tensors (0-dim and wrapped numbers by category)."""
+    key = tuple((t.dtype, 2 if t._wrapped else (1 if not t._shape else 0)) for t in ts)
+    r = _prom_cache.get(key)
+    if r is None:
+        groups = ([], [], [])
+        for d, g in key:
+            groups[g].append(d)
+        r = _prom_cache[key] = D.result_type(*groups)
+    return r
+
+
+def float_of(dt):
+    """The dtype a float-valued op computes in: integers and bool become the default."""
+    return dt if dt._kind >= 2 else D.get_default_dtype()

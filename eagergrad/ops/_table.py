@@ -1,0 +1,248 @@
+"""The op table machinery: `defop` declares an op once (forward kernel, formulas per
+differentiable input) and generates its Backward node class.
+
+NOTE [formulas]: a formula is a function whose parameter names say what it needs:
+`grad` (gradient of the only/first output) or `grads` (all output gradients, None
+replaced by zeros), the op's tensor inputs by their torch names (`self`, `other`, ...),
+`result` (or the output names of a multi-output op), and the op's static attributes
+(`dim`, `keepdim`, ...). The tensors a node saves are inferred from those names, and
+only for the inputs that need a gradient, as torch does. Formulas are written with
+eagergrad tensor ops, so they run recorded under create_graph=True (higher order for
+free) and are traced once by jax.jit on raw arrays for the ordinary backward.
+Broadcast reduction and dtype/real-part casts happen once, here (fast path) or in the
+engine's validation; formulas never repeat them.
+"""
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+
+from .._dtypes import FROM_NP
+from ..engine.grad_mode import STATE
+from ..engine.graph import Node
+from ..engine.saved import SavedTensor
+
+OPS = {}  # name -> OpDef, for the table-driven tests
+
+
+def _sum_to(a, shape):
+    """Sum the broadcast dimensions of array `a` away to get `shape`."""
+    if a.shape == shape:
+        return a
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and a.shape[i + lead] != 1)
+    if axes:
+        a = jnp.sum(a, axis=axes, keepdims=True)
+    return a.reshape(shape)
+
+
+def _fit(a, shape, np_dtype):
+    a = _sum_to(a, shape)
+    if a.dtype != np_dtype:
+        if jnp.iscomplexobj(a) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
+            a = jnp.real(a)
+        a = a.astype(np_dtype)
+    return a
+
+
+class _OpNode(Node):
+    """Base of generated nodes. Class attributes: _op, _formulas (per edge), _params."""
+
+    __slots__ = ("_saved", "_attrs", "_n_var")
+
+    def _release(self):
+        for s in self._saved.values():
+            for x in (s if isinstance(s, list) else (s,)):
+                x.free()
+
+    def apply(self, grads):
+        if all(g is None for g in grads):
+            return [None] * len(self._next)
+        if STATE.grad:
+            return self._apply_recorded(grads)
+        return self._apply_jit(grads)
+
+    def _apply_recorded(self, grads):
+        from ..tensor import _zeros_meta
+        grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
+        env = dict(zip(self._op.attr_names, self._attrs))
+        for k, s in self._saved.items():
+            env[k] = [x.unpack(self) for x in s] if isinstance(s, list) else s.unpack(self)
+        env["grads"] = grads
+        env["grad"] = grads[0]
+        return self._op.evaluate(env, self._want(), self._n_var)
+
+    def _apply_jit(self, grads):
+        from ..tensor import _make
+        nones = tuple(g is None for g in grads)
+        want = self._want()
+        metas = tuple(e[0]._meta_in[e[1]] if e is not None else None for e in self._next)
+        key = (self._attrs, nones, metas, self._meta_in)
+        fn = self._jit_cache.get(key)
+        if fn is None:
+            fn = self._jit_cache[key] = self._compile(nones, want, metas)
+        saved = {k: [x.array(self) for x in s] if isinstance(s, list) else s.array(self)
+                 for k, s in self._saved.items()}
+        arrays = fn([g._value for g in grads if g is not None], saved)
+        return [None if a is None else _make(a) for a in arrays]
+
+    def _want(self):
+        return tuple(e is not None for e in self._next)
+
+    def _compile(self, nones, want, metas):
+        from ..tensor import _make
+        op = self._op
+        attrs = dict(zip(op.attr_names, self._attrs))
+        out_meta = self._meta_in
+        n_var = self._n_var
+
+        def run(grad_arrays, saved):
+            it = iter(grad_arrays)
+            grads = [_make(jnp.zeros(m[0], m[1].np)) if n else _make(next(it))
+                     for n, m in zip(nones, out_meta)]
+            env = dict(attrs)
+            env.update({k: [_make(x) for x in v] if isinstance(v, list) else _make(v)
+                        for k, v in saved.items()})
+            env["grads"] = grads
+            env["grad"] = grads[0]
+            res = op.evaluate(env, want, n_var)
+            return [None if g is None else _fit(g._value, m[0], m[1].np)
+                    for g, m in zip(res, metas)]
+
+        return jax.jit(run)
+
+    def __getattr__(self, name):
+        # _saved_<name> / _raw_saved_<name>, as generated torch nodes expose them
+        raw = name.startswith("_raw_saved_")
+        if raw or name.startswith("_saved_"):
+            key = name[11:] if raw else name[7:]
+            op = type(self)._op
+            if key in op.attr_set:
+                return self._attrs[op.attr_names.index(key)]
+            if key in op.saved_names:
+                s = self._saved.get(key)
+                if s is None or raw:
+                    return s
+                return [x.unpack(self) for x in s] if isinstance(s, list) else s.unpack(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+class OpDef:
+    """One row of the op table."""
+
+    def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff):
+        self.name = name
+        self.kernel = kernel
+        self.inputs = inputs
+        self.attr_names = attrs
+        self.attr_set = frozenset(attrs)
+        self.outputs = outputs
+        self.view = view          # None or fn(input tensor, attrs) -> (stride, offset)
+        self.nondiff = nondiff    # output indices that never require grad
+        self._fwd = {}
+        self.variadic = bool(inputs) and inputs[-1].startswith("*")
+        names = tuple(n.lstrip("*") for n in inputs)
+        self.input_names = names
+        diff = [n for n in names if n in formulas]
+        self.diff_inputs = tuple(diff)
+        self.diff_index = tuple(names.index(n) for n in diff)
+        self.var_diff = self.variadic and names[-1] in formulas
+        fs = tuple(formulas[n] for n in diff)
+        ps = tuple(tuple(inspect.signature(f).parameters) for f in fs)
+        self.formulas, self.params = fs, ps
+        known = set(names) | set(attrs) | set(outputs) | {"grad", "grads", "result"}
+        for p in ps:
+            bad = set(p) - known
+            if bad:
+                raise TypeError(f"{name}: formula uses unknown names {sorted(bad)}")
+        tensors = set(names) | set(outputs) | {"result"}
+        # which saved tensors each edge's formula needs
+        self.saves_for = tuple(frozenset(x for x in p if x in tensors) for p in ps)
+        self.saved_names = frozenset().union(*self.saves_for) if fs else frozenset()
+        self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self, "_jit_cache": {}})
+
+    def evaluate(self, env, want, n_var):
+        """Gradients for every edge (None where not wanted), formulas run on `env`.
+        The variadic input, if differentiable, is last and has n_var edges."""
+        out = []
+        nfix = len(want) - n_var
+        for j, (f, ps) in enumerate(zip(self.formulas, self.params)):
+            if self.var_diff and j == len(self.formulas) - 1:
+                sub = want[nfix:]
+                gs = f(*[env[p] for p in ps]) if any(sub) else [None] * n_var
+                out.extend(g if w else None for g, w in zip(gs, sub))
+            else:
+                out.append(f(*[env[p] for p in ps]) if want[j] else None)
+        return out
+
+    def fwd(self, attrs):
+        f = self._fwd.get(attrs)
+        if f is None:
+            f = self._fwd[attrs] = jax.jit(functools.partial(
+                self.kernel, **dict(zip(self.attr_names, attrs))))
+        return f
+
+    def __repr__(self):
+        return f"<op {self.name} -> {self.Node.__name__}>"
+
+
+def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
+          view=None, nondiff=(), **formulas):
+    """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
+
+    node defaults to CamelCase(name) + "Backward0"; formulas are keyword arguments
+    named after the differentiable inputs.
+    """
+    if node is None:
+        node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+    op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
+               view, frozenset(nondiff))
+    OPS[name] = op
+    return op
+
+
+def run(op, tensors, attrs=()):
+    """Run `op` on tensors eagerly; record a node when grad mode is on and an input
+    requires grad. Returns a Tensor, or a tuple for multi-output ops."""
+    from ..tensor import _make, _wrap_outputs
+    out = op.fwd(attrs)(*[t._value for t in tensors])
+    if not STATE.grad or not op.diff_inputs:
+        return _wrap_outputs(op, tensors, attrs, out, None)
+    names = op.input_names
+    nfix = len(names) - 1 if op.variadic else len(names)
+    diff = [tensors[i] for i in op.diff_index if i < nfix]
+    if op.var_diff:
+        diff.extend(tensors[nfix:])
+    req = [t._rg for t in diff]
+    if not any(req):
+        return _wrap_outputs(op, tensors, attrs, out, None)
+    node = op.Node.__new__(op.Node)
+    Node.__init__(node, tuple(t._edge() if t._rg else None for t in diff))
+    node._attrs = attrs
+    node._n_var = len(tensors) - nfix if op.var_diff else 0
+    wanted = set()
+    for j, fnames in enumerate(op.saves_for):
+        if (any(req[j:]) if op.var_diff and j == len(op.saves_for) - 1 else req[j]):
+            wanted |= fnames
+    saved = {}
+    for k in wanted:
+        if k in names:
+            i = names.index(k)
+            saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]]
+                        if op.variadic and i == nfix else SavedTensor(tensors[i], False))
+    node._saved = saved
+    result = _wrap_outputs(op, tensors, attrs, out, node)
+    outs = result if isinstance(result, tuple) else (result,)
+    node._meta_in = tuple((t._shape, t.dtype) for t in outs)
+    for k in wanted:
+        if k == "result":
+            saved[k] = SavedTensor(outs[0], True)
+        elif k in op.outputs:
+            saved[k] = SavedTensor(outs[op.outputs.index(k)], True)
+    return result
+
+
+def _dt(a):
+    return FROM_NP[a.dtype]

@@ -1,0 +1,144 @@
+"""Matrix products. matmul is composed from mm/bmm/mv/dot and views exactly as ATen's
+at::matmul does, so its graph (MmBackward0, UnsafeViewBackward0, ...) is torch's."""
+import jax.numpy as jnp
+
+from ._args import promote
+from ._table import defop, run
+from . import shape as S
+
+_HI = "highest"  # float32 matmuls in full precision, as torch on CPU
+
+
+def _mm_k(self, mat2):
+    return jnp.matmul(self, mat2, precision=_HI)
+
+
+MM = defop("mm", _mm_k, inputs=("self", "mat2"),
+           self=lambda grad, mat2: grad.mm(mat2.t().conj()),
+           mat2=lambda grad, self: self.t().conj().mm(grad))
+BMM = defop("bmm", _mm_k, inputs=("self", "mat2"),
+            self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2).conj()),
+            mat2=lambda grad, self: self.transpose(1, 2).conj().bmm(grad))
+MV = defop("mv", _mm_k, inputs=("self", "vec"),
+           self=lambda grad, vec: outer(grad, vec.conj()),
+           vec=lambda grad, self: self.conj().t().mv(grad))
+DOT = defop("dot", lambda self, tensor: jnp.dot(self, tensor, precision=_HI),
+            inputs=("self", "tensor"),
+            self=lambda grad, tensor: grad * tensor.conj(),
+            tensor=lambda grad, self: grad * self.conj())
+
+
+def _check_dtypes(a, b, name):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_cname(a.dtype)} != {_cname(b.dtype)}" if name == "mm" else
+                           f"{name}: Expected self and other to have the same dtype, but got "
+                           f"{a.dtype.name} != {b.dtype.name}")
+
+
+def _cname(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>", "int64": "long int"}.get(dt.name, dt.name)
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
+    if input._shape[1] != mat2._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x"
+                           f"{input._shape[1]} and {mat2._shape[0]}x{mat2._shape[1]})")
+    _check_dtypes(input, mat2, "mm")
+    return run(MM, (input, mat2))
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else
+                           "batch2 must be a 3D tensor")
+    if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input._shape[0]}, {input._shape[2]}] but got: "
+                           f"[{mat2._shape[0]}, {mat2._shape[1]}].")
+    _check_dtypes(input, mat2, "bmm")
+    return run(BMM, (input, mat2))
+
+
+def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1 or input._shape[1] != vec._shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input._shape[0] if input.ndim else ''}),"
+                           f" mat ({'x'.join(map(str, input._shape))}), vec "
+                           f"({vec._shape[0] if vec.ndim else ''})")
+    _check_dtypes(input, vec, "mv")
+    return run(MV, (input, vec))
+
+
+def dot(input, tensor):
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
+                           "tensors")
+    if input._shape != tensor._shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and "
+                           f"src [{tensor._shape[0]}] to have the same number of elements, but "
+                           "got {} and {} elements respectively".format(input._shape[0],
+                                                                         tensor._shape[0]))
+    _check_dtypes(input, tensor, "dot")
+    return run(DOT, (input, tensor))
+
+
+def outer(input, vec2):
+    """torch.outer: input.reshape(n, 1) * vec2, as ATen writes it."""
+    return S.reshape(input, (input._shape[0], 1)) * vec2
+
+
+ger = outer
+
+
+def matmul(input, other):
+    """torch.matmul with ATen's dispatch on dimensions (and so ATen's graph)."""
+    d1, d2 = input.ndim, other.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(input, other)
+    if d1 == 2 and d2 == 1:
+        return mv(input, other)
+    if d1 == 1 and d2 == 2:
+        out = mm(S.unsqueeze(input, 0), other)  # ATen: .squeeze_(0) -> SqueezeBackward4
+        return run(S.SQUEEZE4, (out,), ((0,), out._shape))
+    if d1 == 2 and d2 == 2:
+        return mm(input, other)
+    if d1 >= 3 and d2 <= 2:
+        # fold the batch into the rows of one mm
+        t2 = other if d2 == 2 else S.unsqueeze(other, 1)
+        rows = input.numel() // input._shape[-1] if input._shape[-1] else 0
+        folded = S.reshape(input, (rows, input._shape[-1]))
+        out = mm(folded, t2)
+        shape = input._shape[:-1] + ((t2._shape[1],) if d2 == 2 else ())
+        return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+    # batched: broadcast batch dims, expand, reshape to 3-D, bmm, view back
+    a = S.unsqueeze(input, 0) if d1 == 1 else input
+    b = S.unsqueeze(other, 1) if d2 == 1 else other
+    n, m1 = a._shape[-2], a._shape[-1]
+    m2, p = b._shape[-2], b._shape[-1]
+    if m1 != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{_prod(a._shape[:-2] or (1,))}, {m1}] but got: "
+                           f"[{_prod(b._shape[:-2] or (1,))}, {m2}].")
+    batch = tuple(jnp.broadcast_shapes(a._shape[:-2], b._shape[:-2]))
+    nb = _prod(batch)
+    ae = S.expand(a, batch + (n, m1)) if a._shape[:-2] != batch else a
+    be = S.expand(b, batch + (m2, p)) if b._shape[:-2] != batch else b
+    a3 = S.reshape(ae, (nb, n, m1))
+    b3 = S.reshape(be, (nb, m2, p))
+    out = bmm(a3, b3)
+    shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+
+
+def _prod(s):
+    n = 1
+    for x in s:
+        n *= x
+    return n

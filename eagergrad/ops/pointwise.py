@@ -1,0 +1,477 @@
+"""Pointwise ops: arithmetic with torch's promotion, unary math, comparisons.
+Formulas are torch's derivatives.yaml entries (conjugates for complex inputs)."""
+import math
+
+import jax.numpy as jnp
+from jax import lax
+
+from ._args import as_t, float_of, promote
+from ._table import defop, run
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+
+def _c(dt):
+    return dt.np
+
+
+# ---- binary arithmetic (dtype is the promoted result type) --------------------------
+ADD = defop("add", lambda self, other, dtype, alpha:
+            self.astype(_c(dtype)) + other.astype(_c(dtype)) * alpha if alpha != 1
+            else self.astype(_c(dtype)) + other.astype(_c(dtype)),
+            inputs=("self", "other"), attrs=("dtype", "alpha"),
+            self=lambda grad: grad,
+            other=lambda grad, alpha: grad if alpha == 1 else grad * _conj(alpha))
+SUB = defop("sub", lambda self, other, dtype, alpha:
+            self.astype(_c(dtype)) - other.astype(_c(dtype)) * alpha,
+            inputs=("self", "other"), attrs=("dtype", "alpha"),
+            self=lambda grad: grad,
+            other=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
+RSUB = defop("rsub", lambda self, other, dtype, alpha:
+             other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha,
+             inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward0",
+             self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha),
+             other=lambda grad: grad)
+RSUB_S = defop("rsub_scalar", lambda self, other, dtype, alpha:
+               other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha,
+               inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward1",
+               self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
+MUL = defop("mul", lambda self, other, dtype: self.astype(_c(dtype)) * other.astype(_c(dtype)),
+            inputs=("self", "other"), attrs=("dtype",),
+            self=lambda grad, other: grad * other.conj(),
+            other=lambda grad, self: grad * self.conj())
+DIV = defop("div", lambda self, other, dtype: self.astype(_c(dtype)) / other.astype(_c(dtype)),
+            inputs=("self", "other"), attrs=("dtype",),
+            self=lambda grad, other: grad / other.conj(),
+            other=lambda grad, self, other: -grad * ((self / other) / other).conj())
+REMAINDER = defop("remainder", lambda self, other, dtype: _remainder(self, other, dtype),
+                  inputs=("self", "other"), attrs=("dtype",), node="RemainderBackward1",
+                  self=lambda grad: grad,
+                  other=lambda grad, self, other: -grad * (self / other).floor())
+REMAINDER_S = defop("remainder_scalar", lambda self, other, dtype: _remainder(self, other, dtype),
+                    inputs=("self", "other"), attrs=("dtype",), node="RemainderBackward0",
+                    self=lambda grad: grad)
+
+
+def _not_implemented(name):
+    def formula(grad):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    return formula
+
+
+# torch records these with a node named NotImplemented that fails in backward
+FLOOR_DIVIDE = defop("floor_divide", lambda self, other, dtype: _floor_divide(self, other, dtype),
+                     inputs=("self", "other"), attrs=("dtype",), node="NotImplemented",
+                     self=_not_implemented("floor_divide"),
+                     other=_not_implemented("floor_divide"))
+REMAINDER_RS = defop("remainder_rscalar", lambda self, other, dtype:
+                     _remainder(self, other, dtype), inputs=("self", "other"),
+                     attrs=("dtype",), node="NotImplemented",
+                     other=_not_implemented("remainder"))
+
+
+def _remainder(a, b, dt):
+    a, b = a.astype(_c(dt)), b.astype(_c(dt))
+    return a - b * jnp.floor(a / b) if dt._kind >= 2 else jnp.remainder(a, b)
+
+
+def _floor_divide(a, b, dt):
+    a, b = a.astype(_c(dt)), b.astype(_c(dt))
+    return jnp.floor(a / b) if dt._kind >= 2 else jnp.floor_divide(a, b)
+
+
+def _conj(v):
+    return v.conjugate() if isinstance(v, complex) else v
+
+
+def _binary(op, a, b, *extra):
+    a, b = as_t(a), as_t(b)
+    return run(op, (a, b), (promote(a, b),) + extra)
+
+
+def add(input, other, *, alpha=1, out=None):
+    """torch.add: input + alpha * other.
+
+    >>> import eagergrad as torch
+    >>> torch.add(torch.tensor([1.0]), torch.tensor([2.0]), alpha=3)
+    tensor([7.])
+    """
+    _no_out(out, "add")
+    return _binary(ADD, input, other, alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    _no_out(out, "sub")
+    a, b = as_t(input), as_t(other)
+    if a.dtype is _bool or b.dtype is _bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead."
+                           if a.dtype is b.dtype else
+                           "Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return run(SUB, (a, b), (promote(a, b), alpha))
+
+
+def rsub(input, other, *, alpha=1):
+    a, b = as_t(input), as_t(other)
+    return run(RSUB_S if b._wrapped else RSUB, (a, b), (promote(a, b), alpha))
+
+
+def mul(input, other, *, out=None):
+    _no_out(out, "mul")
+    return _binary(MUL, input, other)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    _no_out(out, "div")
+    a, b = as_t(input), as_t(other)
+    dt = promote(a, b)
+    if rounding_mode is None:
+        return run(DIV, (a, b), (float_of(dt),))
+    if rounding_mode == "floor":
+        return run(FLOOR_DIVIDE, (a, b), (dt,))
+    if rounding_mode == "trunc":
+        return div(a, b).trunc().to(dt)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{rounding_mode}'")
+
+
+def remainder(input, other):
+    a, b = as_t(input), as_t(other)
+    op = REMAINDER_RS if a._wrapped else (REMAINDER_S if b._wrapped else REMAINDER)
+    return run(op, (a, b), (promote(a, b),))
+
+
+def floor_divide(input, other):
+    return _binary(FLOOR_DIVIDE, input, other)
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"eagergrad does not implement torch.{name}(out=...) yet")
+
+
+# ---- pow ------------------------------------------------------------------------------
+def _pow_self(grad, self, exponent):
+    return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
+
+
+def _pow_exp(grad, base, exponent, result):
+    cond = (base == 0) & (exponent >= 0)
+    return grad * where(cond, 0.0, (result * base.log()).conj())
+
+
+POW_S = defop("pow", lambda self, exponent, dtype: jnp.power(self.astype(_c(dtype)), exponent),
+              attrs=("exponent", "dtype"),
+              self=lambda grad, self, exponent:
+              grad * 0 if exponent == 0 else grad * (exponent * self.pow(exponent - 1)).conj())
+POW_T = defop("pow_tensor", lambda self, exponent, dtype:
+              jnp.power(self.astype(_c(dtype)), exponent.astype(_c(dtype))),
+              inputs=("self", "exponent"), attrs=("dtype",), node="PowBackward1",
+              self=_pow_self,
+              exponent=lambda grad, self, exponent, result: _pow_exp(grad, self, exponent, result))
+POW_ST = defop("pow_scalar", lambda self, exponent, dtype:
+               jnp.power(self.astype(_c(dtype)), exponent.astype(_c(dtype))),
+               inputs=("self", "exponent"), attrs=("dtype",), node="PowBackward2",
+               exponent=lambda grad, self, exponent, result: _pow_exp(grad, self, exponent,
+                                                                      result))
+
+
+def pow(input, exponent):
+    """torch.pow with tensor or scalar base and exponent."""
+    from ..tensor import Tensor
+    if not isinstance(input, Tensor):
+        e = as_t(exponent)
+        b = as_t(input)
+        return run(POW_ST, (b, e), (promote(b, e),))
+    if isinstance(exponent, Tensor):
+        e = exponent
+        return run(POW_T, (input, e), (promote(input, e),))
+    dt = promote(input, as_t(exponent))
+    return run(POW_S, (input,), (exponent, dt))
+
+
+# ---- unary math -----------------------------------------------------------------------
+def _unary(name, fn, float_result=True, **formula):
+    def kernel(self):
+        if float_result and not jnp.issubdtype(self.dtype, jnp.inexact):
+            self = self.astype(jnp.float32)
+        return fn(self)
+    return defop(name, kernel, **formula)
+
+
+_SPECS = dict(
+    neg=(jnp.negative, False, lambda grad: -grad),
+    exp=(jnp.exp, True, lambda grad, result: grad * result.conj()),
+    exp2=(jnp.exp2, True, lambda grad, result: grad * result.conj() * LN2),
+    expm1=(jnp.expm1, True, lambda grad, result: grad * (result.conj() + 1)),
+    log=(jnp.log, True, lambda grad, self: grad / self.conj()),
+    log2=(jnp.log2, True, lambda grad, self: grad / (self.conj() * LN2)),
+    log10=(jnp.log10, True, lambda grad, self: grad / (self.conj() * LN10)),
+    log1p=(jnp.log1p, True, lambda grad, self: grad / (self + 1).conj()),
+    sqrt=(jnp.sqrt, True, lambda grad, result: grad / (2 * result.conj())),
+    rsqrt=(lax.rsqrt, True, lambda grad, result: -0.5 * grad * result.pow(3).conj()),
+    sin=(jnp.sin, True, lambda grad, self: grad * self.cos().conj()),
+    cos=(jnp.cos, True, lambda grad, self: grad * -self.sin().conj()),
+    tan=(jnp.tan, True, lambda grad, result: grad * (1 + result.pow(2)).conj()),
+    asin=(jnp.arcsin, True, lambda grad, self: grad * (-self * self + 1).rsqrt().conj()),
+    acos=(jnp.arccos, True, lambda grad, self: grad * -((-self * self + 1).rsqrt()).conj()),
+    atan=(jnp.arctan, True, lambda grad, self: grad / (self * self + 1).conj()),
+    sinh=(jnp.sinh, True, lambda grad, self: grad * self.cosh().conj()),
+    cosh=(jnp.cosh, True, lambda grad, self: grad * self.sinh().conj()),
+    tanh=(jnp.tanh, True, lambda grad, result: grad * (1 - result * result).conj()),
+    sigmoid=(lambda a: 1 / (1 + jnp.exp(-a)) if jnp.iscomplexobj(a) else lax.logistic(a),
+             True, lambda grad, result: grad * (result * (1 - result)).conj()),
+    erf=(lax.erf, True, lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad),
+    reciprocal=(jnp.reciprocal, True, lambda grad, result: -grad * (result * result).conj()),
+    relu=(lambda a: jnp.maximum(a, 0), False, lambda grad, result: where(result <= 0, 0.0, grad)),
+    abs=(jnp.abs, False, lambda grad, self: grad * self.sgn()),
+    sgn=(lambda a: jnp.where(a == 0, 0, a / jnp.where(a == 0, 1, jnp.abs(a)))
+         if jnp.iscomplexobj(a) else jnp.sign(a), False,
+         lambda grad, self, result: _sgn_backward(grad, self, result)),
+    sign=(jnp.sign, False, lambda grad: grad * 0),
+    floor=(jnp.floor, False, lambda grad: grad * 0),
+    ceil=(jnp.ceil, False, lambda grad: grad * 0),
+    round=(jnp.round, False, lambda grad: grad * 0),
+    trunc=(jnp.trunc, False, lambda grad: grad * 0),
+    frac=(lambda a: a - jnp.trunc(a), False, lambda grad: grad),
+    conj_physical=(jnp.conj, False, lambda grad: grad.conj()),
+)
+
+
+def _sgn_backward(grad, self, result):
+    if not self.is_complex():
+        return grad * 0
+    a = self.abs()
+    return where(a == 0, 0.0, (grad - (grad * result.conj()).real * result) / a)
+
+
+UNARY = {name: _unary(name, fn, flt, self=f) for name, (fn, flt, f) in _SPECS.items()}
+_bool = None
+
+
+def _unary_fn(name):
+    op = UNARY[name]
+
+    def f(input):
+        return run(op, (input,))
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}, elementwise."
+    return f
+
+
+for _n in _SPECS:
+    globals()[_n] = _unary_fn(_n)
+
+
+def round_(input, decimals=0):
+    if decimals:
+        s = 10.0 ** decimals
+        return (input * s).round() / s
+    return run(UNARY["round"], (input,))
+
+
+globals()["round"] = round_
+negative = globals()["neg"]
+absolute = globals()["abs"]
+
+ATAN2 = defop("atan2", lambda self, other, dtype: jnp.arctan2(self.astype(_c(dtype)),
+                                                              other.astype(_c(dtype))),
+              inputs=("self", "other"), attrs=("dtype",),
+              self=lambda grad, self, other: grad * other / (self * self + other * other),
+              other=lambda grad, self, other: grad * -self / (self * self + other * other))
+
+
+def atan2(input, other):
+    a, b = as_t(input), as_t(other)
+    return run(ATAN2, (a, b), (float_of(promote(a, b)),))
+
+
+arctan2 = atan2
+
+
+# ---- clamp, maximum/minimum, where ------------------------------------------------------
+def _clamp_k(self, min, max):
+    if min is not None:
+        self = jnp.maximum(self, jnp.asarray(min, self.dtype))
+    if max is not None:
+        self = jnp.minimum(self, jnp.asarray(max, self.dtype))
+    return self
+
+
+def _clamp_grad(grad, self, min, max):
+    if min is not None and max is not None:
+        return where((self >= min) & (self <= max), grad, 0.0)
+    if min is not None:
+        return where(self >= min, grad, 0.0)
+    return where(self <= max, grad, 0.0)
+
+
+CLAMP = defop("clamp", _clamp_k, attrs=("min", "max"), node="ClampBackward1", self=_clamp_grad)
+CLAMP_MIN = defop("clamp_min", lambda self, min: _clamp_k(self, min, None), attrs=("min",),
+                  self=lambda grad, self, min: where(self >= min, grad, 0.0))
+CLAMP_MAX = defop("clamp_max", lambda self, max: _clamp_k(self, None, max), attrs=("max",),
+                  self=lambda grad, self, max: where(self <= max, grad, 0.0))
+CLAMP_T = defop("clamp_tensor", lambda self, min, max: jnp.minimum(jnp.maximum(self, min), max),
+                inputs=("self", "min", "max"), node="ClampBackward0",
+                self=lambda grad, self, min, max: where((self >= min) & (self <= max), grad, 0.0),
+                min=lambda grad, self, min: where(self < min, grad, 0.0),
+                max=lambda grad, self, max: where(self > max, grad, 0.0))
+
+
+def clamp(input, min=None, max=None):
+    """torch.clamp; gradient flows where min <= x <= max (inclusive), as torch."""
+    from ..tensor import Tensor
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = as_t(min if min is not None else -math.inf).to(input.dtype)
+        hi = as_t(max if max is not None else math.inf).to(input.dtype)
+        return run(CLAMP_T, (input, lo, hi))
+    return run(CLAMP, (input,), (min, max))
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return run(CLAMP_MIN, (input,), (min,))
+
+
+def clamp_max(input, max):
+    return run(CLAMP_MAX, (input,), (max,))
+
+
+def _split_ties(grad, self, other, drop):
+    return where(drop, 0.0, where(self == other, grad / 2, grad))
+
+
+MAXIMUM = defop("maximum", lambda self, other, dtype: jnp.maximum(self.astype(_c(dtype)),
+                                                                  other.astype(_c(dtype))),
+                inputs=("self", "other"), attrs=("dtype",),
+                self=lambda grad, self, other: _split_ties(grad, self, other, self < other),
+                other=lambda grad, self, other: _split_ties(grad, self, other, self > other))
+MINIMUM = defop("minimum", lambda self, other, dtype: jnp.minimum(self.astype(_c(dtype)),
+                                                                  other.astype(_c(dtype))),
+                inputs=("self", "other"), attrs=("dtype",),
+                self=lambda grad, self, other: _split_ties(grad, self, other, self > other),
+                other=lambda grad, self, other: _split_ties(grad, self, other, self < other))
+
+
+def maximum(input, other):
+    return _binary(MAXIMUM, input, other)
+
+
+def minimum(input, other):
+    return _binary(MINIMUM, input, other)
+
+
+WHERE = defop("where", lambda condition, self, other, dtype:
+              jnp.where(condition, self.astype(_c(dtype)), other.astype(_c(dtype))),
+              inputs=("condition", "self", "other"), attrs=("dtype",),
+              self=lambda grad, condition: where(condition, grad, 0.0),
+              other=lambda grad, condition: where(condition, 0.0, grad))
+
+
+def where(condition, input=None, other=None):
+    """torch.where(condition, input, other)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    c, a, b = as_t(condition), as_t(input), as_t(other)
+    if c.dtype is not _D.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {c.dtype.name.capitalize()}")
+    return run(WHERE, (c, a, b), (promote(a, b),))
+
+
+# ---- comparisons and logic (never differentiable) ---------------------------------------
+def _cmp(name, fn):
+    op = defop(name, lambda self, other, dtype: fn(self.astype(_c(dtype)), other.astype(_c(dtype))),
+               inputs=("self", "other"), attrs=("dtype",))
+
+    def f(input, other):
+        a, b = as_t(input), as_t(other)
+        return run(op, (a, b), (promote(a, b),))
+    f.__name__ = name
+    return f
+
+
+eq = _cmp("eq", jnp.equal)
+ne = _cmp("ne", jnp.not_equal)
+lt = _cmp("lt", jnp.less)
+le = _cmp("le", jnp.less_equal)
+gt = _cmp("gt", jnp.greater)
+ge = _cmp("ge", jnp.greater_equal)
+logical_and = _cmp("logical_and", jnp.logical_and)
+logical_or = _cmp("logical_or", jnp.logical_or)
+logical_xor = _cmp("logical_xor", jnp.logical_xor)
+bitwise_and = _cmp("bitwise_and", jnp.bitwise_and)
+bitwise_or = _cmp("bitwise_or", jnp.bitwise_or)
+bitwise_xor = _cmp("bitwise_xor", jnp.bitwise_xor)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+_LNOT = defop("logical_not", lambda self: jnp.logical_not(self))
+_BNOT = defop("bitwise_not", lambda self: ~self)
+_ISNAN = defop("isnan", jnp.isnan)
+_ISINF = defop("isinf", jnp.isinf)
+_ISFIN = defop("isfinite", jnp.isfinite)
+
+
+def logical_not(input):
+    return run(_LNOT, (input,))
+
+
+def bitwise_not(input):
+    if input.dtype._kind >= 2:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return run(_BNOT, (input,))
+
+
+def isnan(input):
+    return run(_ISNAN, (input,))
+
+
+def isinf(input):
+    return run(_ISINF, (input,))
+
+
+def isfinite(input):
+    return run(_ISFIN, (input,))
+
+
+# ---- complex parts (out of place; real/imag views come with the views issue) ------------
+_REAL = defop("real", jnp.real, node="RealBackward0", self=lambda grad: grad)
+_IMAG = defop("imag", jnp.imag, node="ImagBackward0", self=lambda grad: grad * 1j)
+_CONJ = defop("conj", jnp.conj, node="ConjBackward0", self=lambda grad: grad.conj())
+_ANGLE = defop("angle", jnp.angle,
+               self=lambda grad, self: _angle_grad(grad, self))
+
+
+def _angle_grad(grad, self):
+    if not self.is_complex():
+        return grad * 0
+    return where(self == 0, 0.0, grad * self / self.abs().pow(2) * 1j)
+
+
+def real(input):
+    return input if not input.is_complex() else run(_REAL, (input,))
+
+
+def imag(input):
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return run(_IMAG, (input,))
+
+
+def conj(input):
+    return input if not input.is_complex() else run(_CONJ, (input,))
+
+
+def angle(input):
+    return run(_ANGLE, (input,))
+
+
+from .. import _dtypes as _D  # noqa: E402
+
+_bool = _D.bool_

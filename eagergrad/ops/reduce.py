@@ -1,0 +1,367 @@
+"""Reductions: sum/mean/prod/amax/amin/max/min/var/std/norm/logsumexp/softmax.
+Formulas follow torch's FunctionsManual (ties split evenly for amax/max(), the
+value-selecting rule for max(dim), norm's gradient 0 at 0)."""
+import math
+
+import jax.numpy as jnp
+
+from .. import _dtypes as D
+from ..tensor import _wrap_dim
+from ._table import defop, run
+from .pointwise import where
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    out = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+    return out
+
+
+def _restore(g, dim, keepdim):
+    """Unsqueeze reduced dims (sorted) back so g broadcasts against the input."""
+    if not keepdim:
+        for d in dim:
+            g = g.unsqueeze(d)
+    return g
+
+
+def _sum_dtype(dt, dtype):
+    if dtype is not None:
+        return D.as_dtype(dtype)
+    return D.int64 if dt._kind < 2 else dt
+
+
+SUM0 = defop("sum", lambda self, dtype, self_sym_sizes: jnp.sum(self, dtype=dtype.np),
+             attrs=("dtype", "self_sym_sizes"), node="SumBackward0",
+             self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes))
+SUM1 = defop("sum_dim", lambda self, dim, keepdim, dtype, self_sym_sizes:
+             jnp.sum(self, axis=dim, keepdims=keepdim, dtype=dtype.np),
+             attrs=("dim", "keepdim", "dtype", "self_sym_sizes"), node="SumBackward1",
+             self=lambda grad, dim, keepdim, self_sym_sizes:
+             _restore(grad, dim, keepdim).expand(self_sym_sizes))
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.sum, over all elements or over `dim` (int or tuple)."""
+    dt = _sum_dtype(input.dtype, dtype)
+    if dim is None:
+        return run(SUM0, (input,), (dt, input._shape))
+    return run(SUM1, (input,), (_dims(dim, input.ndim), keepdim, dt, input._shape))
+
+
+def _numel(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+MEAN0 = defop("mean", lambda self, self_sym_sizes, self_sym_numel: jnp.mean(self),
+              attrs=("self_sym_sizes", "self_sym_numel"),
+              self=lambda grad, self_sym_sizes, self_sym_numel:
+              grad.expand(self_sym_sizes) / self_sym_numel)
+MEAN1 = defop("mean_dim", lambda self, dim, keepdim, self_sym_sizes, self_sym_numel:
+              jnp.mean(self, axis=dim, keepdims=keepdim),
+              attrs=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"), node="MeanBackward1",
+              self=lambda grad, dim, keepdim, self_sym_sizes, self_sym_numel:
+              _restore(grad, dim, keepdim).expand(self_sym_sizes) /
+              _numel(self_sym_sizes, dim))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.dtype._kind < 2:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {input.dtype.name.capitalize()}")
+    if dim is None:
+        return run(MEAN0, (input,), (input._shape, input.numel()))
+    return run(MEAN1, (input,), (_dims(dim, input.ndim), keepdim, input._shape, input.numel()))
+
+
+def _prod_others(self, dim):
+    """Product of all other elements along dim (all when dim is None), zero-safe."""
+    nz = self == 0
+    keep = dim is not None
+    cnt = nz.sum(dim, keepdim=True) if keep else nz.sum()
+    safe = where(nz, 1.0, self)
+    p = safe.prod(dim, keepdim=True) if keep else safe.prod()
+    return where(cnt == 0, p / safe, where((cnt == 1) & nz, p, 0.0))
+
+
+PROD0 = defop("prod", lambda self, dtype: jnp.prod(self, dtype=dtype.np), attrs=("dtype",),
+              self=lambda grad, self: grad * _prod_others(self, None).conj())
+PROD1 = defop("prod_dim", lambda self, dim, keepdim, dtype:
+              jnp.prod(self, axis=dim, keepdims=keepdim, dtype=dtype.np),
+              attrs=("dim", "keepdim", "dtype"), node="ProdBackward1",
+              self=lambda grad, self, dim, keepdim:
+              _restore(grad, (dim,), keepdim) * _prod_others(self, dim).conj())
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    dt = _sum_dtype(input.dtype, dtype)
+    if dim is None:
+        return run(PROD0, (input,), (dt,))
+    return run(PROD1, (input,), (_wrap_dim(dim, input.ndim), keepdim, dt))
+
+
+def _even(grad, self, dim, keepdim, result):
+    # ties share the gradient evenly (torch's amax/amin backward)
+    mask = self == _restore(result, dim, keepdim)
+    return _restore(grad, dim, keepdim) * mask / mask.sum(dim, keepdim=True)
+
+
+def _check_nonempty(input, name, dims):
+    for d in dims:
+        if input._shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+AMAX = defop("amax", lambda self, dim, keepdim: jnp.max(self, axis=dim, keepdims=keepdim),
+             attrs=("dim", "keepdim"), self=_even)
+AMIN = defop("amin", lambda self, dim, keepdim: jnp.min(self, axis=dim, keepdims=keepdim),
+             attrs=("dim", "keepdim"), self=_even)
+
+
+def amax(input, dim=(), keepdim=False):
+    dims = _dims(dim if dim != () else None, input.ndim)
+    _check_nonempty(input, "amax", dims)
+    return run(AMAX, (input,), (dims, keepdim))
+
+
+def amin(input, dim=(), keepdim=False):
+    dims = _dims(dim if dim != () else None, input.ndim)
+    _check_nonempty(input, "amin", dims)
+    return run(AMIN, (input,), (dims, keepdim))
+
+
+def _evenly(grad, self, result):
+    mask = where(result.isnan(), self.isnan(), self == result)
+    return mask * (grad / mask.sum())
+
+
+MAX_ALL = defop("max", jnp.max, node="MaxBackward1", self=_evenly)
+MIN_ALL = defop("min", jnp.min, node="MinBackward1", self=_evenly)
+
+
+def _select_back(grad, indices, dim, keepdim, self_sym_sizes):
+    g = _restore(grad, (dim,), keepdim)
+    i = _restore(indices, (dim,), keepdim)
+    from .index import zeros_scatter
+    return zeros_scatter(g, dim, i, self_sym_sizes)
+
+
+def _arg_reduce(fn, argfn):
+    def k(self, dim, keepdim, self_sym_sizes):
+        return (fn(self, axis=dim, keepdims=keepdim),
+                argfn(self, axis=dim, keepdims=keepdim).astype(jnp.int64))
+    return k
+
+
+MAX_DIM = defop("max_dim", _arg_reduce(jnp.max, jnp.argmax), attrs=("dim", "keepdim",
+                "self_sym_sizes"), outputs=("values", "indices"), nondiff=(1,),
+                node="MaxBackward0", self=_select_back)
+MIN_DIM = defop("min_dim", _arg_reduce(jnp.min, jnp.argmin), attrs=("dim", "keepdim",
+                "self_sym_sizes"), outputs=("values", "indices"), nondiff=(1,),
+                node="MinBackward0", self=_select_back)
+
+
+class _MinMax(tuple):
+    """torch.return_types.max / min: (values, indices) with names."""
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def _minmax(op_all, op_dim, cmp, name):
+    def f(input, dim=None, keepdim=False):
+        from ..tensor import Tensor
+        if isinstance(dim, Tensor):
+            return cmp(input, dim)
+        if dim is None:
+            if input.numel() == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            return run(op_all, (input,))
+        d = _wrap_dim(dim, input.ndim)
+        _check_nonempty(input, name, (d,))
+        return _MinMax(run(op_dim, (input,), (d, keepdim, input._shape)))
+    f.__name__ = name
+    return f
+
+
+def _cmp_max(a, b):
+    from .pointwise import maximum
+    return maximum(a, b)
+
+
+def _cmp_min(a, b):
+    from .pointwise import minimum
+    return minimum(a, b)
+
+
+max = _minmax(MAX_ALL, MAX_DIM, _cmp_max, "max")
+min = _minmax(MIN_ALL, MIN_DIM, _cmp_min, "min")
+
+
+def _argfn(fn):
+    def f(input, dim=None, keepdim=False):
+        from ..creation import from_jax
+        a = input._value
+        if dim is None:
+            return from_jax(fn(a.reshape(-1)).astype(jnp.int64))
+        return from_jax(fn(a, axis=_wrap_dim(dim, input.ndim), keepdims=keepdim)
+                        .astype(jnp.int64))
+    return f
+
+
+argmax = _argfn(jnp.argmax)
+argmin = _argfn(jnp.argmin)
+
+
+def _var_back(grad, self, dim, correction, keepdim):
+    n = _numel(self._shape, dim)
+    return (2.0 / (n - correction)) * _restore(grad, dim, keepdim) * \
+        (self - self.mean(dim, keepdim=True))
+
+
+VAR = defop("var", lambda self, dim, correction, keepdim:
+            jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim),
+            attrs=("dim", "correction", "keepdim"), self=_var_back)
+STD = defop("std", lambda self, dim, correction, keepdim:
+            jnp.std(self, axis=dim, ddof=correction, keepdims=keepdim),
+            attrs=("dim", "correction", "keepdim"),
+            self=lambda grad, self, result, dim, correction, keepdim:
+            _var_back(where(result == 0, 0.0, grad / (result * 2)), self, dim, correction,
+                      keepdim))
+
+
+def _var_args(input, dim, unbiased, correction):
+    if unbiased is not None and not isinstance(unbiased, bool):  # var(x, 0) means dim 0
+        dim, unbiased = unbiased, None
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return _dims(dim, input.ndim), correction
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, c = _var_args(input, dim, unbiased, correction)
+    return run(VAR, (input,), (dims, c, keepdim))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, c = _var_args(input, dim, unbiased, correction)
+    return run(STD, (input,), (dims, c, keepdim))
+
+
+def _vnorm_k(self, ord, dim, keepdim, dtype):
+    a = jnp.abs(self)
+    if ord == math.inf:
+        r = jnp.max(a, axis=dim, keepdims=keepdim)
+    elif ord == -math.inf:
+        r = jnp.min(a, axis=dim, keepdims=keepdim)
+    elif ord == 0:
+        r = jnp.sum(a != 0, axis=dim, keepdims=keepdim).astype(a.dtype)
+    elif ord == 1:
+        r = jnp.sum(a, axis=dim, keepdims=keepdim)
+    elif ord == 2:
+        r = jnp.sqrt(jnp.sum(a * a, axis=dim, keepdims=keepdim))
+    else:
+        r = jnp.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    return r.astype(dtype.np)
+
+
+def _vnorm_back(grad, self, result, ord, dim, keepdim):
+    g = _restore(grad, dim, keepdim)
+    r = _restore(result, dim, keepdim)
+    if ord == 0:
+        return self * 0
+    if ord == 1:
+        return self.sgn() * g
+    if ord == 2:
+        return self * where(r == 0, 0.0, g / r)
+    if math.isinf(ord):
+        mask = self.abs() == r
+        return self.sgn() * g * mask / mask.sum(dim, keepdim=True)
+    return self * self.abs().pow(ord - 2) * where(r == 0, 0.0, g / r.pow(ord - 1))
+
+
+VNORM = defop("linalg_vector_norm", _vnorm_k, attrs=("ord", "dim", "keepdim", "dtype"),
+              self=_vnorm_back)
+
+
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if input.dtype._kind < 2:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {input.dtype.name.capitalize()}")
+    out = D.as_dtype(dtype) if dtype is not None else input.dtype.to_real()
+    return run(VNORM, (input,), (float(ord), _dims(dim, input.ndim), keepdim, out))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise NotImplementedError(f"eagergrad does not implement torch.norm(p={p!r}) yet")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def _lse_k(self, dim, keepdim):
+    from jax.scipy.special import logsumexp as lse
+    if not jnp.issubdtype(self.dtype, jnp.inexact):
+        self = self.astype(jnp.float32)
+    return lse(self, axis=dim, keepdims=keepdim)
+
+
+LSE = defop("logsumexp", _lse_k, attrs=("dim", "keepdim"),
+            self=lambda grad, self, result, dim, keepdim:
+            _restore(grad, dim, keepdim) * (self - _restore(result, dim, keepdim)).exp())
+
+
+def logsumexp(input, dim, keepdim=False):
+    return run(LSE, (input,), (_dims(dim, input.ndim), keepdim))
+
+
+def _softmax_k(self, dim, dtype):
+    import jax
+    return jax.nn.softmax(self.astype(dtype.np), axis=dim)
+
+
+def _log_softmax_k(self, dim, dtype):
+    import jax
+    return jax.nn.log_softmax(self.astype(dtype.np), axis=dim)
+
+
+SOFTMAX = defop("softmax", _softmax_k, attrs=("dim", "dtype"), node="SoftmaxBackward0",
+                self=lambda grad, result, dim:
+                result * (grad - (grad * result).sum(dim, keepdim=True)))
+LOG_SOFTMAX = defop("log_softmax", _log_softmax_k, attrs=("dim", "dtype"),
+                    node="LogSoftmaxBackward0",
+                    self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True))
+
+
+def _sm(op):
+    def f(input, dim=None, dtype=None, _stacklevel=3):
+        if dim is None:
+            raise NotImplementedError("eagergrad does not implement softmax without dim; "
+                                      "pass dim explicitly")
+        dt = D.as_dtype(dtype) if dtype is not None else (
+            input.dtype if input.dtype._kind >= 2 else D.get_default_dtype())
+        return run(op, (input,), (_wrap_dim(dim, input.ndim), dt))
+    return f
+
+
+softmax = _sm(SOFTMAX)
+log_softmax = _sm(LOG_SOFTMAX)

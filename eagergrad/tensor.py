@@ -1,0 +1,418 @@
+"""Tensor: a jax array (or a view of a storage) plus autograd metadata."""
+import weakref
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes as D
+from ._storage import Storage, VersionCounter, contiguous_strides
+from .engine.grad_mode import STATE
+from .engine.graph import AccumulateGrad
+
+_new = object.__new__
+
+
+def _make(arr):
+    """A new base tensor over a jax array (no copy)."""
+    t = _new(Tensor)
+    t._st = Storage(arr)
+    t._vc = VersionCounter()
+    t._vchain = None
+    t._shape = arr.shape
+    t.dtype = D.FROM_NP[arr.dtype]
+    t._rg = False
+    t.grad_fn = None
+    t._out_nr = 0
+    t.grad = None
+    t._acc = None
+    t._base = None
+    t._inference = STATE.inference
+    t._wrapped = False
+    t._stride = None
+    t._offset = 0
+    t._retains_grad = False
+    t._hooks = None
+    t._meta = None
+    return t
+
+
+def _zeros_meta(shape, dtype):
+    return _make(jnp.zeros(shape, dtype.np))
+
+
+def _wrap_outputs(op, tensors, attrs, out, node):
+    multi = isinstance(out, tuple)
+    outs = out if multi else (out,)
+    res = []
+    for i, a in enumerate(outs):
+        t = _make(a) if op.view is None else _make_view(tensors[0], a, op, attrs, i if multi else None)
+        if node is not None and i not in op.nondiff and t.dtype._kind >= 2:
+            t._rg = True
+            t.grad_fn = node
+            t._out_nr = i
+        res.append(t)
+    return tuple(res) if multi else res[0]
+
+
+def _make_view(src, arr, op, attrs, idx):
+    t = _make(arr)
+    t._st = src._st
+    t._vc = src._vc
+    t._base = src._base if src._base is not None else src
+    t._vchain = (src._vchain or ()) + ((op.fwd(attrs), idx),)
+    t._arr = arr
+    t._gen = src._st.gen
+    t._stride, t._offset = op.view(src, attrs, idx, arr.shape)
+    t._inference = src._inference
+    return t
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd semantics, backed by jax.
+
+    >>> import eagergrad as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "grad_fn",
+                 "_out_nr", "grad", "_acc", "_base", "_inference", "_wrapped", "_stride",
+                 "_offset", "_retains_grad", "_hooks", "_meta", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        # legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): float32
+        from .creation import tensor, empty
+        if len(args) == 1 and not isinstance(args[0], int):
+            return tensor(args[0], dtype=D.get_default_dtype())
+        return empty(*args)
+
+    # ---- storage ------------------------------------------------------------------
+    @property
+    def _value(self):
+        ch = self._vchain
+        if ch is None:
+            return self._st.array
+        st = self._st
+        if self._gen != st.gen:
+            a = st.array
+            for f, i in ch:
+                a = f(a) if i is None else f(a)[i]
+            self._arr = a
+            self._gen = st.gen
+        return self._arr
+
+    def _write(self, arr):
+        """Replace this tensor's values (shape and dtype kept); writes through views."""
+        if arr.dtype != self.dtype.np:
+            arr = arr.astype(self.dtype.np)
+        if arr.shape != self._shape:
+            arr = jnp.broadcast_to(arr, self._shape)
+        st = self._st
+        if self._vchain is None:
+            st.array = arr
+        else:
+            from .ops.inplace import scatter_into_base
+            st.array = scatter_into_base(st.array, self._vchain, arr)
+            self._arr = arr
+            self._gen = st.gen + 1
+        st.gen += 1
+
+    def _fresh_copy(self):
+        """A new base tensor over the same (immutable) array: no aliasing, no history."""
+        return _make(self._value)
+
+    # ---- metadata -------------------------------------------------------------------
+    @property
+    def shape(self):
+        from .size import Size
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def numel(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def device(self):
+        from .device import device_of
+        return device_of(self._value)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def stride(self, dim=None):
+        s = self._stride if self._stride is not None else contiguous_strides(self._shape)
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        if self._stride is None:
+            return True
+        expected = 1
+        for n, s in zip(reversed(self._shape), reversed(self._stride)):
+            if n == 1:
+                continue
+            if s != expected:
+                return False
+            expected *= n
+        return True
+
+    def _is_view(self):
+        return self._base is not None
+
+    @property
+    def _version(self):
+        return self._vc.v
+
+    def is_inference(self):
+        return self._inference
+
+    # ---- autograd metadata ---------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        flag = bool(flag)
+        if self.grad_fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach().")
+            return
+        if flag and self.dtype._kind < 2:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if flag and self._inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
+        self._rg = flag
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._out_nr
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def _edge(self):
+        """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
+        leaf's AccumulateGrad, created on first use and kept while the graph holds it."""
+        fn = self.grad_fn
+        if fn is not None:
+            return (fn, self._out_nr)
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return (acc, 0)
+
+    def _grad_accumulator(self):
+        return self._acc() if self._acc is not None else None
+
+    def retain_grad(self):
+        """Keep `.grad` for a non-leaf tensor after backward.
+
+        >>> import eagergrad as torch
+        >>> x = torch.ones(2, requires_grad=True); y = x * 2; y.retain_grad()
+        >>> y.sum().backward(); y.grad
+        tensor([1., 1.])
+        """
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        ref = weakref.ref(self)
+
+        def retain(g):
+            t = ref()
+            if t is None:
+                return
+            if t.grad is None:
+                t.grad = g.detach()._fresh_copy() if not STATE.grad else g.clone()
+            else:
+                t.grad = t.grad + g
+        hooks = self.grad_fn._retain_hooks
+        if hooks is None:
+            hooks = self.grad_fn._retain_hooks = {}
+        hooks[self._out_nr] = retain
+        self._retains_grad = True
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaves) into the leaves' `.grad` (torch.Tensor.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing storage and version counter, with no history."""
+        t = self._alias()
+        t._vc = self._vc
+        return t
+
+    def _alias(self):
+        t = _make(self._st.array)
+        t._st = self._st
+        t._shape = self._shape
+        t.dtype = self.dtype
+        if self._vchain is not None:
+            t._vchain = self._vchain
+            t._arr = self._arr
+            t._gen = self._gen
+        t._stride, t._offset = self._stride, self._offset
+        t._inference = self._inference
+        return t
+
+    def detach_(self):
+        if self._base is not None and self.grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._rg = False
+        self._out_nr = 0
+        return self
+
+    @property
+    def data(self):
+        t = self._alias()  # shares storage, new version counter, as torch's .data
+        return t
+
+    @data.setter
+    def data(self, other):
+        self._st = other._st
+        self._vchain = other._vchain
+        if other._vchain is not None:
+            self._arr, self._gen = other._arr, other._gen
+        self._shape = other._shape
+        self.dtype = other.dtype
+        self._stride, self._offset = other._stride, other._offset
+
+    # ---- conversion -------------------------------------------------------------------
+    def jax(self):
+        """The current jax array of this tensor (read through views; no copy)."""
+        return self._value
+
+    def numpy(self, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.asarray(self._value)
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                               "to Scalar")
+        return np.asarray(self._value).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._value).tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._value)
+        return a.astype(dtype) if dtype is not None else a
+
+    def __jax_array__(self):
+        return self._value
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               "ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self.dtype._kind != 1 or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted "
+                            "to an index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ._repr import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if not self._shape:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto):
+        from .creation import tensor
+        return (tensor, (np.asarray(self._value),), None)
+
+    def __deepcopy__(self, memo):
+        t = self.detach().clone()
+        t._rg = self._rg
+        if self.grad is not None:
+            t.grad = self.grad.clone()
+        return t
+
+    def __getattr__(self, name):
+        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
+                         f" but got {dim})")
+    return dim % n
