@@ -8,6 +8,8 @@ from . import _dtypes as D
 from ._storage import Storage, VersionCounter, contiguous_strides
 from .engine.grad_mode import STATE
 from .engine.graph import AccumulateGrad
+from .size import Size
+from .device import device_of
 
 _new = object.__new__
 
@@ -126,7 +128,6 @@ class Tensor:
     # ---- metadata -------------------------------------------------------------------
     @property
     def shape(self):
-        from .size import Size
         return Size(self._shape)
 
     def size(self, dim=None):
@@ -156,7 +157,6 @@ class Tensor:
 
     @property
     def device(self):
-        from .device import device_of
         return device_of(self._value)
 
     @property

@@ -1,5 +1,8 @@
 """torch.autograd: backward, grad, Function, grad modes."""
 from ..engine.engine import execute
+from ..creation import ones_like
+from ..ops._args import as_t
+from ..tensor import Tensor
 from ..engine.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
                                 set_grad_enabled)
@@ -7,7 +10,6 @@ from . import graph  # noqa: F401
 
 
 def _as_tuple(x):
-    from ..tensor import Tensor
     if x is None:
         return ()
     if isinstance(x, Tensor):
@@ -16,8 +18,6 @@ def _as_tuple(x):
 
 
 def _make_grads(outputs, grads):
-    from ..creation import ones_like
-    from ..ops._args import as_t
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -75,7 +75,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> torch.autograd.backward([(x * 3).sum()]); x.grad
     tensor([3., 3.])
     """
-    from ..tensor import Tensor
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables

@@ -4,6 +4,7 @@ import functools
 from .graph import Node
 from .grad_mode import STATE
 from .saved import SavedTensor
+from ..tensor import Tensor, _zeros_meta
 
 
 class FunctionCtx:
@@ -41,7 +42,6 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def apply(self, grads):
         if getattr(self, "_materialize", True):
-            from ..tensor import _zeros_meta
             grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
         out = self._fn.backward(self, *grads)
         if not isinstance(out, tuple):
@@ -101,7 +101,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
         node = cls._backward_cls.__new__(cls._backward_cls)
         Node.__init__(node)
         is_t = [isinstance(a, Tensor) for a in args]

@@ -9,6 +9,8 @@ import itertools
 import sys
 import threading
 
+from .grad_mode import STATE
+
 _seq = itertools.count()
 _MAX_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in torch
 
@@ -94,7 +96,6 @@ class AccumulateGrad(Node):
         if new is None:
             return []
         var = self.variable
-        from .grad_mode import STATE
         with self._lock:
             old = var.grad
             if old is None:

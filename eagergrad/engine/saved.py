@@ -1,4 +1,6 @@
 """SavedTensor: a tensor kept for backward, version-checked on unpack."""
+from ..tensor import _make
+from .grad_mode import STATE
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -16,7 +18,6 @@ class SavedTensor:
 
     def __init__(self, t, is_output):
         if t._inference:
-            from .grad_mode import STATE
             if not STATE.inference:
                 raise RuntimeError(
                     "Inference tensors cannot be saved for backward. To work around you can "
@@ -38,7 +39,6 @@ class SavedTensor:
         if self._vc.v != self._version:
             self._version_error(node)
         if self._is_output:
-            from ..tensor import _make
             t = _make(self._arr)
             if self._rg:
                 t._rg = True

@@ -5,6 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from ..creation import tensor
+from ..tensor import Tensor, _make
 
 _scalar_cache = {}
 
@@ -12,7 +14,6 @@ _scalar_cache = {}
 def wrapped(v, dt=None):
     """A Python number as a 0-dim "wrapped number" tensor: it takes part in type
     promotion only by its category, as torch's wrapped numbers do."""
-    from ..tensor import _make
     if dt is None:
         dt = D.scalar_dtype(v)
     key = (type(v), v, dt)
@@ -29,7 +30,6 @@ def wrapped(v, dt=None):
 
 
 def as_t(x):
-    from ..tensor import Tensor, _make
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (bool, int, float, complex)):
@@ -37,7 +37,6 @@ def as_t(x):
     if isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__jax_array__") or \
             type(x).__module__.startswith("jax"):
         return _make(jnp.asarray(x))
-    from ..creation import tensor
     return tensor(x)
 
 

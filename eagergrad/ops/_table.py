@@ -22,6 +22,7 @@ from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.graph import Node
 from ..engine.saved import SavedTensor
+from ..tensor import _make, _wrap_outputs, _zeros_meta
 
 OPS = {}  # name -> OpDef, for the table-driven tests
 
@@ -65,7 +66,6 @@ class _OpNode(Node):
         return self._apply_jit(grads)
 
     def _apply_recorded(self, grads):
-        from ..tensor import _zeros_meta
         grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
         env = dict(zip(self._op.attr_names, self._attrs))
         for k, s in self._saved.items():
@@ -75,7 +75,6 @@ class _OpNode(Node):
         return self._op.evaluate(env, self._want(), self._n_var)
 
     def _apply_jit(self, grads):
-        from ..tensor import _make
         nones = tuple(g is None for g in grads)
         want = self._want()
         metas = tuple(e[0]._meta_in[e[1]] if e is not None else None for e in self._next)
@@ -92,7 +91,6 @@ class _OpNode(Node):
         return tuple(e is not None for e in self._next)
 
     def _compile(self, nones, want, metas):
-        from ..tensor import _make
         op = self._op
         attrs = dict(zip(op.attr_names, self._attrs))
         out_meta = self._meta_in
@@ -206,7 +204,6 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
 def run(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
-    from ..tensor import _make, _wrap_outputs
     out = op.fwd(attrs)(*[t._value for t in tensors])
     if not STATE.grad or not op.diff_inputs:
         return _wrap_outputs(op, tensors, attrs, out, None)

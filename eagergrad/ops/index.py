@@ -4,6 +4,7 @@ import jax.numpy as jnp
 
 from .. import _dtypes as D
 from ..tensor import _wrap_dim
+from ..tensor import Tensor
 from ._args import as_t
 from ._table import defop, run
 from . import shape as S
@@ -33,7 +34,6 @@ INDEX = defop("index", lambda self, *indices, positions:
 
 
 def _to_index(x):
-    from ..tensor import Tensor
     if isinstance(x, Tensor):
         return x
     return as_t(x) if not isinstance(x, (list, tuple)) else _list_index(x)
@@ -47,7 +47,6 @@ def _list_index(x):
 def getitem(self, index):
     """torch's indexing: ints select, slices slice (views), None unsqueezes, Ellipsis
     fills, then integer/bool tensors index the remaining dims in one `index` op."""
-    from ..tensor import Tensor
     if not isinstance(index, tuple):
         if isinstance(index, slice):
             return S._slice(_need_dim(self), 0, index.start, index.stop,
@@ -206,7 +205,6 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    from ..tensor import Tensor
     if reduce is not None:
         raise NotImplementedError("eagergrad does not implement torch.scatter(reduce=...) yet")
     _check_index(index, "scatter")

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ..engine.grad_mode import STATE
+from ..tensor import Tensor
 
 _index_maps = {}
 
@@ -57,7 +58,6 @@ def _type_word(dt):
 
 def inplace(self, fn, *args, **kwargs):
     """`self.op_(*args)`: run `fn(self, *args)` and write its result into self."""
-    from ..tensor import Tensor
     if self._inference and not STATE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "

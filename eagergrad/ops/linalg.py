@@ -1,12 +1,15 @@
 """Matrix products. matmul is composed from mm/bmm/mv/dot and views exactly as ATen's
 at::matmul does, so its graph (MmBackward0, UnsafeViewBackward0, ...) is torch's."""
+import jax
 import jax.numpy as jnp
 
 from ._args import promote
 from ._table import defop, run
 from . import shape as S
 
-_HI = "highest"  # float32 matmuls in full precision, as torch on CPU
+# float32 matmuls in full precision, as torch: XLA's CPU default already is; on GPU/TPU
+# the default would use TF32/bfloat16 passes, so ask for "highest" there
+_HI = None if jax.default_backend() == "cpu" else "highest"
 
 
 def _mm_k(self, mat2):

@@ -7,6 +7,7 @@ from jax import lax
 
 from ._args import as_t, float_of, promote
 from ._table import defop, run
+from ..tensor import Tensor
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -180,7 +181,6 @@ POW_ST = defop("pow_scalar", lambda self, exponent, dtype:
 
 def pow(input, exponent):
     """torch.pow with tensor or scalar base and exponent."""
-    from ..tensor import Tensor
     if not isinstance(input, Tensor):
         e = as_t(exponent)
         b = as_t(input)
@@ -322,7 +322,6 @@ CLAMP_T = defop("clamp_tensor", lambda self, min, max: jnp.minimum(jnp.maximum(s
 
 def clamp(input, min=None, max=None):
     """torch.clamp; gradient flows where min <= x <= max (inclusive), as torch."""
-    from ..tensor import Tensor
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
