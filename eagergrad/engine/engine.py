@@ -8,8 +8,9 @@ buffer of the output's node. Iterative: graph depth is bounded by memory, not th
 """
 import heapq
 
+from . import fused
 from .graph import GraphRoot
-from .grad_mode import STATE
+from .grad_mode import get_state, restore_state, set_enabled
 
 
 def _shape_str(s):
@@ -110,49 +111,78 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
         run = should if accumulate_grad else {n for n in should
                                               if n not in captures or _leads(n, should)}
     captured = [None] * (len(outputs) if outputs is not None else 0)
+    order = _schedule(root, deps, run, captures)
 
-    prev_mode = STATE.grad
-    STATE.grad = create_graph
+    prev_mode = get_state()
+    set_enabled(create_graph)
     try:
-        buffers = {root: first}
-        ready = [(-root._seq, 0, root)]
-        tie = 1
-        while ready:
-            fn = heapq.heappop(ready)[2]
-            grads = buffers.pop(fn)
-            if fn._tensor_pre_hooks or fn._retain_hooks:
-                grads = _tensor_pre_hooks(fn, grads)
-            cap = captures.get(fn)
-            if cap:
-                for nr, idx in cap:
-                    captured[idx] = grads[nr]
-            if run is not None and fn not in run:
-                continue
-            out = _call(fn, grads)
-            if not keep_graph:
-                fn._release()
-            out = _validate(fn, out)
-            for i, e in enumerate(fn._next):
-                if e is None:
-                    continue
-                c, nr = e
-                d = deps[c] - 1
-                deps[c] = d
-                if run is not None and c not in run and c not in captures:
-                    continue
-                buf = buffers.get(c)
-                if buf is None:
-                    buf = buffers[c] = [None] * len(c._meta_in)
-                g = out[i]
-                if g is not None:
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                if d == 0:
-                    heapq.heappush(ready, (-c._seq, tie, c))
-                    tie += 1
+        if create_graph or not fused.run(order, run, root, first, captures, captured,
+                                         keep_graph):
+            _run_nodes(order, run, root, first, captures, captured, keep_graph)
     finally:
-        STATE.grad = prev_mode
+        restore_state(prev_mode)
     return captured
+
+
+def _schedule(root, deps, run, captures):
+    """The order nodes execute in. It depends on the graph alone (dependency counts,
+    sequence numbers, pruning), never on gradient values, so it is computed up front:
+    a node becomes ready when all its consumers ran; the ready node with the highest
+    sequence_nr goes first (AccumulateGrad's is the maximum)."""
+    deps = dict(deps)
+    order = []
+    ready = [(-root._seq, 0, root)]
+    tie = 1
+    while ready:
+        fn = heapq.heappop(ready)[2]
+        order.append(fn)
+        if run is not None and fn not in run:
+            continue
+        for e in fn._next:
+            if e is None:
+                continue
+            c = e[0]
+            d = deps[c] - 1
+            deps[c] = d
+            if d == 0 and (run is None or c in run or c in captures):
+                heapq.heappush(ready, (-c._seq, tie, c))
+                tie += 1
+    return order
+
+
+def _run_nodes(order, run, root, first, captures, captured, keep_graph):
+    """Execute `order` one node at a time, summing gradients in per-node input buffers."""
+    buffers = {root: first}
+    for fn in order:
+        grads = buffers.pop(fn, None)
+        if grads is None:
+            grads = [None] * len(fn._meta_in)
+        if fn._tensor_pre_hooks or fn._retain_hooks:
+            grads = _tensor_pre_hooks(fn, grads)
+        cap = captures.get(fn)
+        if cap:
+            for nr, idx in cap:
+                captured[idx] = grads[nr]
+        if run is not None and fn not in run:
+            continue
+        out = _call(fn, grads)
+        if not keep_graph:
+            fn._release()
+        out = _validate(fn, out)
+        for i, e in enumerate(fn._next):
+            if e is None:
+                continue
+            g = out[i]
+            if g is None:
+                continue
+            c, nr = e
+            if run is not None and c not in run and c not in captures:
+                continue
+            buf = buffers.get(c)
+            if buf is None:
+                buf = buffers[c] = [None] * len(c._meta_in)
+            old = buf[nr]
+            buf[nr] = g if old is None else old + g
 
 
 def _leads(node, should):

@@ -58,6 +58,11 @@ class Node:
     def _release(self):
         """Free saved tensors (called after the node ran without retain_graph)."""
 
+    def _pure_vjp(self, nones):
+        """(static key, factory of a pure jax function) for the fused backward, or None
+        when this node can only run through `apply` (see NOTE [fused backward])."""
+        return None
+
     def __call__(self, *grads):
         from .engine import _validate
         out = _validate(self, list(self.apply(list(grads))))

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
-from ..engine.graph import Node
+from ..engine.graph import Node, _seq
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
 
@@ -49,7 +49,7 @@ def _fit(a, shape, np_dtype):
 
 
 class _OpNode(Node):
-    """Base of generated nodes. Class attributes: _op, _formulas (per edge), _params."""
+    """Base of generated nodes; the class carries `_op` (its OpDef) and `_jit_cache`."""
 
     __slots__ = ("_saved", "_attrs", "_n_var")
 
@@ -63,7 +63,12 @@ class _OpNode(Node):
             return [None] * len(self._next)
         if STATE.grad:
             return self._apply_recorded(grads)
-        return self._apply_jit(grads)
+        spec = self._vjp_spec(tuple(g is None for g in grads))
+        fn = self._jit_cache.get(spec)
+        if fn is None:
+            fn = self._jit_cache[spec] = jax.jit(self._op.vjp(spec))
+        arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
+        return [None if a is None else _make(a) for a in arrays]
 
     def _apply_recorded(self, grads):
         grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
@@ -72,44 +77,29 @@ class _OpNode(Node):
             env[k] = [x.unpack(self) for x in s] if isinstance(s, list) else s.unpack(self)
         env["grads"] = grads
         env["grad"] = grads[0]
-        return self._op.evaluate(env, self._want(), self._n_var)
+        return self._op.evaluate(env, tuple(e is not None for e in self._next), self._n_var)
 
-    def _apply_jit(self, grads):
-        nones = tuple(g is None for g in grads)
-        want = self._want()
+    def _vjp_spec(self, nones):
+        """Everything static about this node's backward: with the arrays, all that
+        `OpDef.vjp` needs. Hashable; also the node's part of a fused backward's key."""
         metas = tuple(e[0]._meta_in[e[1]] if e is not None else None for e in self._next)
-        key = (self._attrs, nones, metas, self._meta_in)
-        fn = self._jit_cache.get(key)
-        if fn is None:
-            fn = self._jit_cache[key] = self._compile(nones, want, metas)
-        saved = {k: [x.array(self) for x in s] if isinstance(s, list) else s.array(self)
-                 for k, s in self._saved.items()}
-        arrays = fn([g._value for g in grads if g is not None], saved)
-        return [None if a is None else _make(a) for a in arrays]
+        layout = tuple((k, len(v) if isinstance(v, list) else None)
+                       for k, v in self._saved.items())
+        return (self._attrs, nones, metas, self._meta_in, layout, self._n_var)
 
-    def _want(self):
-        return tuple(e is not None for e in self._next)
-
-    def _compile(self, nones, want, metas):
+    def _pure_vjp(self, nones):
+        spec = self._vjp_spec(nones)
         op = self._op
-        attrs = dict(zip(op.attr_names, self._attrs))
-        out_meta = self._meta_in
-        n_var = self._n_var
+        return (op, spec), lambda: op.vjp(spec)
 
-        def run(grad_arrays, saved):
-            it = iter(grad_arrays)
-            grads = [_make(jnp.zeros(m[0], m[1].np)) if n else _make(next(it))
-                     for n, m in zip(nones, out_meta)]
-            env = dict(attrs)
-            env.update({k: [_make(x) for x in v] if isinstance(v, list) else _make(v)
-                        for k, v in saved.items()})
-            env["grads"] = grads
-            env["grad"] = grads[0]
-            res = op.evaluate(env, want, n_var)
-            return [None if g is None else _fit(g._value, m[0], m[1].np)
-                    for g, m in zip(res, metas)]
-
-        return jax.jit(run)
+    def _saved_arrays(self):
+        out = []
+        for s in self._saved.values():
+            if isinstance(s, list):
+                out.extend(x.array(self) for x in s)
+            else:
+                out.append(s.array(self))
+        return out
 
     def __getattr__(self, name):
         # _saved_<name> / _raw_saved_<name>, as generated torch nodes expose them
@@ -140,7 +130,9 @@ class OpDef:
         self.view = view          # None or fn(input tensor, attrs) -> (stride, offset)
         self.nondiff = nondiff    # output indices that never require grad
         self._fwd = {}
+        self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
+        self.simple = len(outputs) == 1 and view is None and not self.variadic
         names = tuple(n.lstrip("*") for n in inputs)
         self.input_names = names
         diff = [n for n in names if n in formulas]
@@ -175,6 +167,49 @@ class OpDef:
                 out.append(f(*[env[p] for p in ps]) if want[j] else None)
         return out
 
+    def vjp(self, spec):
+        """A pure function (grad arrays that are not None..., saved arrays...) -> list of
+        gradient arrays (None where no edge): the formulas run on tensors over the
+        arrays, then each result is summed to its input's shape and cast to its dtype."""
+        attrs, nones, metas, out_meta, layout, n_var = spec
+        env0 = dict(zip(self.attr_names, attrs))
+        want = tuple(m is not None for m in metas)
+        n_grads = nones.count(False)
+
+        def fn(*arrays):
+            it = iter(arrays[:n_grads])
+            grads = [_make(jnp.zeros(m[0], m[1].np)) if n else _make(next(it))
+                     for n, m in zip(nones, out_meta)]
+            env = dict(env0)
+            pos = n_grads
+            for k, n in layout:
+                if n is None:
+                    env[k] = _make(arrays[pos])
+                    pos += 1
+                else:
+                    env[k] = [_make(a) for a in arrays[pos:pos + n]]
+                    pos += n
+            env["grads"] = grads
+            env["grad"] = grads[0]
+            res = self.evaluate(env, want, n_var)
+            return [None if g is None else _fit(g._value, m[0], m[1].np)
+                    for g, m in zip(res, metas)]
+        return fn
+
+    def save_plan(self, req):
+        """For a pattern of which differentiable inputs need a gradient: the inputs to
+        save (name, index) and the outputs to save (name, output index)."""
+        wanted = set()
+        last = len(self.saves_for) - 1
+        for j, names in enumerate(self.saves_for):
+            if any(req[j:]) if self.var_diff and j == last else req[j]:
+                wanted |= names
+        ins = tuple((k, self.input_names.index(k)) for k in sorted(wanted)
+                    if k in self.input_names)
+        outs = tuple((k, 0 if k == "result" else self.outputs.index(k))
+                     for k in sorted(wanted) if k == "result" or k in self.outputs)
+        return ins, outs
+
     def fwd(self, attrs):
         f = self._fwd.get(attrs)
         if f is None:
@@ -204,41 +239,60 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
 def run(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
-    out = op.fwd(attrs)(*[t._value for t in tensors])
-    if not STATE.grad or not op.diff_inputs:
-        return _wrap_outputs(op, tensors, attrs, out, None)
-    names = op.input_names
-    nfix = len(names) - 1 if op.variadic else len(names)
+    f = op._fwd.get(attrs)
+    if f is None:
+        f = op.fwd(attrs)
+    out = f(*[t._value for t in tensors])
+    if op.simple:  # one output, not a view, no variadic input: the hot path
+        t = _make(out)
+        if STATE.grad:
+            for i in op.diff_index:
+                if tensors[i]._rg:
+                    _record(op, tensors, attrs, (t,))
+                    break
+        return t
+    result = _wrap_outputs(op, tensors, attrs, out, None)
+    if STATE.grad and op.diff_inputs:
+        nfix = len(op.input_names) - op.variadic
+        if any(tensors[i]._rg for i in op.diff_index if i < nfix) or (
+                op.var_diff and any(t._rg for t in tensors[nfix:])):
+            _record(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
+    return result
+
+
+def _record(op, tensors, attrs, outs):
+    """Make the node for outputs `outs`: edges to the differentiable inputs, saved
+    tensors for the formulas whose input needs a gradient, outputs wired to it."""
+    nfix = len(op.input_names) - op.variadic
     diff = [tensors[i] for i in op.diff_index if i < nfix]
     if op.var_diff:
         diff.extend(tensors[nfix:])
-    req = [t._rg for t in diff]
-    if not any(req):
-        return _wrap_outputs(op, tensors, attrs, out, None)
     node = op.Node.__new__(op.Node)
-    Node.__init__(node, tuple(t._edge() if t._rg else None for t in diff))
+    node._next = tuple(t._edge() if t._rg else None for t in diff)
+    node._seq = next(_seq)
+    node._metadata = node._pre_hooks = node._post_hooks = None
+    node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
     node._attrs = attrs
     node._n_var = len(tensors) - nfix if op.var_diff else 0
-    wanted = set()
-    for j, fnames in enumerate(op.saves_for):
-        if (any(req[j:]) if op.var_diff and j == len(op.saves_for) - 1 else req[j]):
-            wanted |= fnames
+    req = tuple(t._rg for t in diff)
+    plan = op._save_plans.get(req)
+    if plan is None:
+        plan = op._save_plans[req] = op.save_plan(req)
     saved = {}
-    for k in wanted:
-        if k in names:
-            i = names.index(k)
-            saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]]
-                        if op.variadic and i == nfix else SavedTensor(tensors[i], False))
+    for k, i in plan[0]:
+        saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
+                    else SavedTensor(tensors[i], False))
     node._saved = saved
-    result = _wrap_outputs(op, tensors, attrs, out, node)
-    outs = result if isinstance(result, tuple) else (result,)
-    node._meta_in = tuple((t._shape, t.dtype) for t in outs)
-    for k in wanted:
-        if k == "result":
-            saved[k] = SavedTensor(outs[0], True)
-        elif k in op.outputs:
-            saved[k] = SavedTensor(outs[op.outputs.index(k)], True)
-    return result
+    meta = []
+    for j, t in enumerate(outs):
+        if j not in op.nondiff and t.dtype._kind >= 2:
+            t._rg = True
+            t.grad_fn = node
+            t._out_nr = j
+        meta.append((t._shape, t.dtype))
+    node._meta_in = tuple(meta)
+    for k, j in plan[1]:
+        saved[k] = SavedTensor(outs[j], True)
 
 
 def _dt(a):
