@@ -25,7 +25,7 @@ class Node:
     """
 
     __slots__ = ("_next", "_seq", "_meta_in", "_metadata", "_pre_hooks", "_post_hooks",
-                 "_tensor_pre_hooks", "_retain_hooks", "_anomaly_trace", "__weakref__")
+                 "_tensor_pre_hooks", "_retain_hooks", "_anomaly_trace", "_sig", "__weakref__")
 
     def __init__(self, next_edges=(), meta_in=()):
         self._next = next_edges
@@ -34,6 +34,7 @@ class Node:
         self._metadata = None
         self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retain_hooks = None
         self._anomaly_trace = None
+        self._sig = None  # see _pure_vjp
 
     def name(self):
         return type(self).__name__
@@ -59,8 +60,10 @@ class Node:
         """Free saved tensors (called after the node ran without retain_graph)."""
 
     def _pure_vjp(self, nones):
-        """(static key, factory of a pure jax function) for the fused backward, or None
-        when this node can only run through `apply` (see NOTE [fused backward])."""
+        """A factory of this node's backward as a pure jax function of arrays, for the
+        fused backward (NOTE [fused backward]); None when it can only run by `apply`.
+        A node that has one sets `_sig`: an interned id of everything static about its
+        backward, equal for nodes whose pure functions are interchangeable."""
         return None
 
     def __call__(self, *grads):
@@ -72,6 +75,17 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
+_sigs = {}
+
+
+def intern_sig(key):
+    """A small int standing for a hashable static signature (see Node._pure_vjp)."""
+    i = _sigs.get(key)
+    if i is None:
+        i = _sigs[key] = len(_sigs)
+    return i
+
+
 class GraphRoot(Node):
     """Feeds the initial gradients of several roots into the graph."""
 
@@ -80,6 +94,7 @@ class GraphRoot(Node):
     def __init__(self, edges, grads):
         super().__init__(tuple(edges), ())
         self._grads = grads
+        self._sig = intern_sig(("root", len(grads)))
 
     def apply(self, grads):
         return list(self._grads)
@@ -93,6 +108,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__((), ((variable._shape, variable.dtype),))
         self._seq = _MAX_SEQ
+        self._sig = intern_sig(("acc", self._meta_in))
         self.variable = variable
         self._lock = threading.Lock()
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
-from ..engine.graph import Node, _seq
+from ..engine.graph import Node, _seq, intern_sig
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
 
@@ -51,7 +51,7 @@ def _fit(a, shape, np_dtype):
 class _OpNode(Node):
     """Base of generated nodes; the class carries `_op` (its OpDef) and `_jit_cache`."""
 
-    __slots__ = ("_saved", "_attrs", "_n_var")
+    __slots__ = ("_saved", "_attrs", "_n_var", "_spec")
 
     def _release(self):
         for s in self._saved.values():
@@ -81,16 +81,14 @@ class _OpNode(Node):
 
     def _vjp_spec(self, nones):
         """Everything static about this node's backward: with the arrays, all that
-        `OpDef.vjp` needs. Hashable; also the node's part of a fused backward's key."""
-        metas = tuple(e[0]._meta_in[e[1]] if e is not None else None for e in self._next)
-        layout = tuple((k, len(v) if isinstance(v, list) else None)
-                       for k, v in self._saved.items())
-        return (self._attrs, nones, metas, self._meta_in, layout, self._n_var)
+        `OpDef.vjp` needs (`_spec` is fixed when the node is recorded)."""
+        attrs, metas, meta_in, layout, n_var = self._spec
+        return (attrs, nones, metas, meta_in, layout, n_var)
 
     def _pure_vjp(self, nones):
         spec = self._vjp_spec(nones)
         op = self._op
-        return (op, spec), lambda: op.vjp(spec)
+        return lambda: op.vjp(spec)
 
     def _saved_arrays(self):
         out = []
@@ -196,9 +194,10 @@ class OpDef:
                     for g, m in zip(res, metas)]
         return fn
 
-    def save_plan(self, req):
+    def save_plan(self, req, n_vt):
         """For a pattern of which differentiable inputs need a gradient: the inputs to
-        save (name, index) and the outputs to save (name, output index)."""
+        save (name, index), the outputs to save (name, output index), and the layout of
+        the saved arrays (name, list length or None) in that order."""
         wanted = set()
         last = len(self.saves_for) - 1
         for j, names in enumerate(self.saves_for):
@@ -208,7 +207,10 @@ class OpDef:
                     if k in self.input_names)
         outs = tuple((k, 0 if k == "result" else self.outputs.index(k))
                      for k in sorted(wanted) if k == "result" or k in self.outputs)
-        return ins, outs
+        nfix = len(self.input_names) - self.variadic
+        layout = tuple((k, n_vt if i == nfix else None) for k, i in ins) + \
+            tuple((k, None) for k, _ in outs)
+        return ins, outs, layout
 
     def fwd(self, attrs):
         f = self._fwd.get(attrs)
@@ -273,11 +275,12 @@ def _record(op, tensors, attrs, outs):
     node._metadata = node._pre_hooks = node._post_hooks = None
     node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
     node._attrs = attrs
-    node._n_var = len(tensors) - nfix if op.var_diff else 0
+    n_var = node._n_var = len(tensors) - nfix if op.var_diff else 0
     req = tuple(t._rg for t in diff)
-    plan = op._save_plans.get(req)
+    n_vt = len(tensors) - nfix  # how many tensors the variadic input got (0 if none)
+    plan = op._save_plans.get((req, n_vt))
     if plan is None:
-        plan = op._save_plans[req] = op.save_plan(req)
+        plan = op._save_plans[(req, n_vt)] = op.save_plan(req, n_vt)
     saved = {}
     for k, i in plan[0]:
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
@@ -290,9 +293,13 @@ def _record(op, tensors, attrs, outs):
             t.grad_fn = node
             t._out_nr = j
         meta.append((t._shape, t.dtype))
-    node._meta_in = tuple(meta)
+    meta = node._meta_in = tuple(meta)
     for k, j in plan[1]:
         saved[k] = SavedTensor(outs[j], True)
+    # the gradient metadata each edge expects is that of the input it leads to
+    spec = node._spec = (attrs, tuple((t._shape, t.dtype) if t._rg else None for t in diff),
+                         meta, plan[2], n_var)
+    node._sig = intern_sig((op, spec))
 
 
 def _dt(a):
