@@ -45,6 +45,13 @@ _prom_cache = {}
 
 def promote(*ts):
     """torch.result_type over tensors (0-dim and wrapped numbers by category)."""
+    if len(ts) == 2:  # fast paths for the common binary cases
+        a, b = ts
+        if not a._wrapped:
+            if a.dtype is b.dtype and not b._wrapped:
+                return a.dtype
+            if b._wrapped and b.dtype._kind <= a.dtype._kind:
+                return a.dtype
     key = tuple((t.dtype, 2 if t._wrapped else (1 if not t._shape else 0)) for t in ts)
     r = _prom_cache.get(key)
     if r is None:

@@ -474,3 +474,24 @@ def angle(input):
 from .. import _dtypes as _D  # noqa: E402
 
 _bool = _D.bool_
+
+
+_ISCLOSE = defop("isclose", lambda self, other, rtol, atol, equal_nan, dtype:
+                 jnp.isclose(self.astype(_c(dtype)), other.astype(_c(dtype)), rtol, atol,
+                             equal_nan),
+                 inputs=("self", "other"), attrs=("rtol", "atol", "equal_nan", "dtype"))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = as_t(input), as_t(other)
+    return run(_ISCLOSE, (a, b), (rtol, atol, equal_nan, promote(a, b)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """A Python bool (reads values: not for use on jax tracers)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """True when both have the same shape and elements (reads values)."""
+    return input._shape == other._shape and bool(eq(input, other).all())

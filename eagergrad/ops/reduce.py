@@ -365,3 +365,17 @@ def _sm(op):
 
 softmax = _sm(SOFTMAX)
 log_softmax = _sm(LOG_SOFTMAX)
+
+
+def _bool_reduce(fn, name):
+    op = defop(name, lambda self, dim, keepdim: fn(self, axis=dim, keepdims=keepdim),
+               attrs=("dim", "keepdim"))
+
+    def f(input, dim=None, keepdim=False):
+        return run(op, (input,), (None if dim is None else _dims(dim, input.ndim), keepdim))
+    f.__name__ = name
+    return f
+
+
+all = _bool_reduce(jnp.all, "all")
+any = _bool_reduce(jnp.any, "any")
