@@ -1,106 +1,186 @@
-"""torch's tensor printing: `tensor([1.0000, 2.5000], requires_grad=True)`."""
+"""torch's tensor printing: `tensor([1.0000, 2.5000], requires_grad=True)`.
+
+A port of torch/_tensor_str.py with the default print options (precision 4, threshold
+1000, edgeitems 3, linewidth 80), working on a numpy copy of the values. Printing
+inspects values, so it is not tracer-safe: a tensor over a tracer prints its shape.
+"""
+import math
+
 import numpy as np
 
+_PRECISION = 4
 _THRESHOLD = 1000
 _EDGE = 3
+_LINEWIDTH = 80
 
 
-def _float_fmt(vals):
-    finite = vals[np.isfinite(vals)]
-    if finite.size == 0:
-        return lambda v: _special(v) or ""
-    absf = np.abs(finite)
-    ints = np.all(finite == np.round(finite))
-    amax, amin = absf.max(), absf.min()
-    if ints and amax < 1e8:
-        fmt = lambda v: _special(v) or f"{v:.0f}."
-    elif amax > 1e8 or (amin > 0 and (amax / amin > 1000 or amin < 1e-4)) or \
-            (amin == 0 and amax > 0 and (amax > 1e8 or
-                                          absf[absf > 0].min() < 1e-4)):
-        fmt = lambda v: _special(v) or f"{v:.4e}"
-    else:
-        fmt = lambda v: _special(v) or f"{v:.4f}"
-    return fmt
+class _Formatter:
+    """torch's _Formatter: int mode / sci mode / fixed, chosen from the nonzero finite
+    values; the width is the widest of those values."""
 
-
-def _special(v):
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return None
-
-
-def _formatter(a):
-    flat = a.reshape(-1)
-    if a.dtype == np.bool_:
-        f = lambda v: "True" if v else "False"
-    elif np.issubdtype(a.dtype, np.complexfloating):
-        fr = _float_fmt(flat.real.astype(np.float64))
-        fi = _float_fmt(flat.imag.astype(np.float64))
-        def f(v):
-            im = fi(abs(v.imag))
-            return f"{fr(v.real)}{'-' if v.imag < 0 or (v.imag == 0 and np.signbit(v.imag)) else '+'}{im}j"
-    elif np.issubdtype(a.dtype, np.floating):
-        f = _float_fmt(flat.astype(np.float64))
-    else:
-        f = str
-    width = max((len(f(v)) for v in flat), default=0)
-    return lambda v: f(v).rjust(width)
-
-
-def _fmt(a, fmt, indent, summarize):
-    if a.ndim == 0:
-        return fmt(a.item() if a.dtype != np.bool_ else bool(a))
-    if a.ndim == 1:
-        if summarize and a.shape[0] > 2 * _EDGE:
-            items = [fmt(v) for v in a[:_EDGE]] + ["..."] + [fmt(v) for v in a[-_EDGE:]]
+    def __init__(self, a):
+        self.floating = a.dtype.kind == "f"
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        flat = a.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        vals = flat.astype(np.float64)
+        vals = vals[np.isfinite(vals) & (vals != 0)]
+        if vals.size == 0:
+            return
+        absv = np.abs(vals)
+        vmin, vmax = absv.min(), absv.max()
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        if self.int_mode:
+            if vmax / vmin > 1000.0 or vmax > 1.0e8:
+                self.sci_mode = True
+                for v in vals.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.{_PRECISION}e}"))
+            else:
+                for v in vals.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.0f}") + 1)
+        elif vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4:
+            self.sci_mode = True
+            for v in vals.tolist():
+                self.max_width = max(self.max_width, len(f"{v:.{_PRECISION}e}"))
         else:
-            items = [fmt(v) for v in a]
-        return "[" + ", ".join(items) + "]"
+            for v in vals.tolist():
+                self.max_width = max(self.max_width, len(f"{v:.{_PRECISION}f}"))
+
+    def width(self):
+        return self.max_width
+
+    def format(self, v):
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{v:{self.max_width}.{_PRECISION}e}"
+            elif self.int_mode:
+                ret = f"{v:.0f}"
+                if not (math.isinf(v) or math.isnan(v)):
+                    ret += "."
+            else:
+                ret = f"{v:.{_PRECISION}f}"
+        else:
+            ret = f"{v}"
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _complex_str(real_str, imag_str):
+    imag_str = (imag_str + "j").lstrip()
+    if imag_str[0] in "+-":
+        return real_str + imag_str
+    return real_str + "+" + imag_str
+
+
+def _scalar_str(a, f1, f2):
+    v = a.item()
+    if f2 is not None:
+        return _complex_str(f1.format(v.real), f2.format(v.imag))
+    return f1.format(v)
+
+
+def _vector_str(a, indent, summarize, f1, f2):
+    element_length = f1.width() + 2
+    if f2 is not None:
+        element_length += f2.width() + 1
+    per_line = max(1, int(math.floor((_LINEWIDTH - indent) / element_length)))
+
+    def fmt(v):
+        if f2 is not None:
+            return _complex_str(f1.format(v.real), f2.format(v.imag))
+        return f1.format(v)
+
     if summarize and a.shape[0] > 2 * _EDGE:
-        rows = [_fmt(r, fmt, indent + 1, summarize) for r in a[:_EDGE]] + ["..."] + \
-               [_fmt(r, fmt, indent + 1, summarize) for r in a[-_EDGE:]]
+        data = [fmt(v) for v in a[:_EDGE].tolist()] + [" ..."] + \
+               [fmt(v) for v in a[-_EDGE:].tolist()]
     else:
-        rows = [_fmt(r, fmt, indent + 1, summarize) for r in a]
-    sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
-    return "[" + sep.join(rows) + "]"
+        data = [fmt(v) for v in a.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _tensor_str(a, indent, summarize, f1, f2):
+    if a.ndim == 0:
+        return _scalar_str(a, f1, f2)
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, f1, f2)
+    if summarize and a.shape[0] > 2 * _EDGE:
+        slices = [_tensor_str(a[i], indent + 1, summarize, f1, f2) for i in range(_EDGE)] + \
+                 ["..."] + [_tensor_str(a[i], indent + 1, summarize, f1, f2)
+                            for i in range(a.shape[0] - _EDGE, a.shape[0])]
+    else:
+        slices = [_tensor_str(a[i], indent + 1, summarize, f1, f2) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _summarized(a):
+    """torch's get_summarized_data: the values shown (used to choose the format)."""
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate((a[:_EDGE], a[-_EDGE:])) if a.shape[0] > 2 * _EDGE else a
+    rows = range(a.shape[0])
+    if a.shape[0] > 2 * _EDGE:
+        rows = list(range(_EDGE)) + list(range(a.shape[0] - _EDGE, a.shape[0]))
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _add_suffixes(tensor_str, suffixes, indent):
+    out = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for s in suffixes:
+        if last_line_len + len(s) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * indent + s)
+            last_line_len = indent + len(s)
+        else:
+            out.append(", " + s)
+            last_line_len += len(s) + 2
+    out.append(")")
+    return "".join(out)
 
 
 def tensor_repr(t):
     from ._dtypes import get_default_dtype, int64, bool_, default_complex
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
     try:
         a = np.asarray(t._value)
-        if a.dtype.name == "bfloat16":
-            a = a.astype(np.float32)
-    except Exception:  # a jax tracer
-        body = f"<traced {tuple(t._shape)}>"
+    except Exception:  # a jax tracer: no values to show
         a = None
-    extras = []
-    if a is not None:
+    if a is None:
+        body = f"<traced {tuple(t._shape)}>"
+        if t.dtype not in (get_default_dtype(), default_complex(), int64, bool_):
+            suffixes.append(f"dtype={t.dtype!r}")
+    elif a.size == 0:
+        if a.ndim != 1:
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if t.dtype is not get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")
+        body = "[]"
+    else:
+        if t.dtype not in (get_default_dtype(), default_complex(), int64, bool_):
+            suffixes.append(f"dtype={t.dtype!r}")
+        if t.dtype.is_floating_point and t.dtype.itemsize < 4:
+            a = a.astype(np.float32)  # half, bfloat16 print as float
         summarize = a.size > _THRESHOLD
-        if a.size == 0:
-            body = "[]" if a.ndim == 1 else "[]"
-            if a.ndim != 1:
-                extras.append(f"size=({', '.join(map(str, a.shape))}{',' if a.ndim == 1 else ''})")
+        if a.dtype.kind == "c":
+            re, im = a.real, a.imag
+            f1 = _Formatter(_summarized(re) if summarize else re)
+            f2 = _Formatter(_summarized(im) if summarize else im)
         else:
-            src = a
-            if summarize:
-                src = a
-            fmt = _formatter(_summary_values(a) if summarize else a)
-            body = _fmt(src, fmt, 7, summarize)
-    if t.dtype not in (get_default_dtype(), int64, bool_, default_complex()):
-        extras.append(f"dtype={t.dtype!r}")
+            f1 = _Formatter(_summarized(a) if summarize else a)
+            f2 = None
+        body = _tensor_str(a, indent, summarize, f1, f2)
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        name = type(t.grad_fn).__name__
+        suffixes.append(f"grad_fn=<{name}>")
     elif t._rg:
-        extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + extras) + ")"
-
-
-def _summary_values(a):
-    # the values shown when summarizing, for choosing the format
-    idx = []
-    for n in a.shape:
-        idx.append(np.r_[0:min(n, _EDGE), max(n - _EDGE, 0):n])
-    return a[np.ix_(*idx)] if a.ndim else a
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

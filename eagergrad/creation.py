@@ -14,8 +14,15 @@ from .tensor import Tensor, _make
 def _finish(arr, dtype, device, requires_grad):
     if device is not None:
         arr = jax.device_put(arr, _device(device).jax)
-    t = _make(arr)
+    return _requiring_grad(_make(arr), requires_grad)
+
+
+def _requiring_grad(t, requires_grad):
+    """A factory's requires_grad=True, with the factories' wording of the dtype error."""
     if requires_grad:
+        if t.dtype._kind < 2:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad_(True)
     return t
 
@@ -96,9 +103,7 @@ def from_jax(array, requires_grad=False):
     """A tensor over a jax array, without a copy."""
     t = _make(array if isinstance(array, jax.Array) or hasattr(array, "aval")
               else jnp.asarray(array))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _requiring_grad(t, requires_grad)
 
 
 def _size(size):
@@ -179,8 +184,25 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jnp.linspace(start, end, steps, dtype=jnp.float64).astype(dt.np), dt, device,
-                   requires_grad)
+    return _finish(_linspace(start, end, steps, dt), dt, device, requires_grad)
+
+
+def _linspace(start, end, steps, dt):
+    """ATen's linspace: the first half counts up from start, the second half down from
+    end, in the output's precision (double steps for integral outputs)."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    work = dt.np if dt._kind >= 2 else np.dtype(np.float64)
+    i = np.arange(steps)
+    if steps == 1:
+        return jnp.full((1,), start, dt.np)
+    s, e = work.type(start), work.type(end)
+    step = (e - s) / work.type(steps - 1)
+    with np.errstate(all="ignore"):
+        up = s + step * i.astype(work)
+        down = e - step * (steps - i - 1).astype(work)
+    vals = np.where(i < steps // 2, up, down)
+    return jnp.asarray(vals.astype(dt.np) if dt._kind >= 2 else np.trunc(vals).astype(dt.np))
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
@@ -238,7 +260,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
-    if high is None:
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
         low, high = 0, low
     dt = _dt(dtype, D.int64)
     return _finish(jax.random.randint(_next_key(), tuple(size), low, high, jnp.int64)

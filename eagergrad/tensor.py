@@ -214,13 +214,16 @@ class Tensor:
                     "differentiation use var_no_grad = var.detach().")
             return
         if flag and self.dtype._kind < 2:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         if flag and self._inference and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._rg = flag
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.dtype._kind < 2:  # torch's wording differs per entry point
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 

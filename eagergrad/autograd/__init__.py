@@ -17,6 +17,21 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _grads_tuple(grads, n):
+    """torch's _tensor_or_tensors_to_tuple: None for every output, a lone tensor as a
+    1-tuple (not repeated), anything else as given (zipped with the outputs later)."""
+    if grads is None:
+        return [None] * n
+    if isinstance(grads, Tensor):
+        return [grads]
+    return list(grads)
+
+
+def _check_count(outputs, grads):
+    if len(outputs) != len(grads):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+
+
 def _make_grads(outputs, grads):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
@@ -78,15 +93,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
-    if grad_tensors is None or isinstance(grad_tensors, Tensor):
-        grads = [grad_tensors] * len(tensors) if isinstance(grad_tensors, Tensor) else \
-            [None] * len(tensors)
-    else:
-        grads = list(grad_tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
-                           if not grads else f"got {len(grads)} gradients for "
-                           f"{len(tensors)} tensors")
+    grads = _grads_tuple(grad_tensors, len(tensors))
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
@@ -94,13 +101,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grads)
+    _check_count(tensors, grads)
     roots = _root_edges(tensors)
     outs = None
     if inputs is not None:
-        outs = _input_edges(inputs)
         for t in inputs:
-            if t.grad_fn is not None:
-                t.retain_grad()
+            t.retain_grad()  # before the requires_grad check, as torch
+        outs = _input_edges(inputs)
     execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=True)
 
 
@@ -125,14 +132,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     single_input = not isinstance(inputs, (tuple, list))
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
-    grads = _as_tuple(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_outputs must be of the same length as outputs (got "
-                           f"{len(grads)} and {len(outputs)})")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _grads_tuple(grad_outputs, len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(outputs, grads)
+    _check_count(outputs, grads)
     roots = _root_edges(outputs)
     outs = _input_edges(inputs)
     res = execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=False)

@@ -2,7 +2,7 @@
 import functools
 
 from .graph import Node
-from .grad_mode import STATE
+from .grad_mode import STATE, get_state, restore_state, set_enabled
 from .saved import SavedTensor
 from ..tensor import Tensor, _zeros_meta
 
@@ -106,8 +106,8 @@ class Function:
         is_t = [isinstance(a, Tensor) for a in args]
         record = STATE.grad and any(t and a._rg for t, a in zip(is_t, args))
         node.needs_input_grad = tuple(t and a._rg and record for t, a in zip(is_t, args))
-        prev = STATE.grad
-        STATE.grad = False
+        prev = get_state()
+        set_enabled(False)
         try:
             if cls.setup_context is Function.setup_context:
                 out = cls.forward(node, *args, **kwargs)
@@ -115,7 +115,7 @@ class Function:
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(node, args, out)
         finally:
-            STATE.grad = prev
+            restore_state(prev)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         node._next = tuple(a._edge() if t and a._rg and record else None
@@ -148,10 +148,10 @@ def once_differentiable(fn):
     """Run a custom backward without recording it (double backward then raises)."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        prev = STATE.grad
-        STATE.grad = False
+        prev = get_state()
+        set_enabled(False)
         try:
             return fn(ctx, *args)
         finally:
-            STATE.grad = prev
+            restore_state(prev)
     return wrapper

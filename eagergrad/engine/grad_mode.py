@@ -1,36 +1,89 @@
-"""Thread-local grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode."""
+"""Thread-local grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+NOTE [two flags]: `STATE.enabled` is what is_grad_enabled() reports; `STATE.grad` is
+whether ops record history, i.e. `enabled and not inference` (torch's inference mode
+records nothing even under enable_grad). Code that switches grad mode sets both through
+`set_state` and restores both from `get_state`.
+"""
 import functools
+import inspect
+import sys
 import threading
 
 
 class _State(threading.local):
     def __init__(self):
-        self.grad = True        # is_grad_enabled()
+        self.grad = True        # record history (enabled and not inference)
+        self.enabled = True     # is_grad_enabled()
         self.inference = False  # is_inference_mode_enabled()
 
 
 STATE = _State()
 
 
+def get_state():
+    return (STATE.grad, STATE.enabled, STATE.inference)
+
+
+def restore_state(prev):
+    STATE.grad, STATE.enabled, STATE.inference = prev
+
+
+def set_enabled(mode):
+    """Set grad mode (is_grad_enabled) in this thread; recording follows it outside
+    inference mode."""
+    STATE.enabled = mode
+    STATE.grad = mode and not STATE.inference
+
+
 def is_grad_enabled():
-    """Whether ops record history in this thread.
+    """Whether grad mode is on in this thread.
 
     >>> import eagergrad as torch
     >>> with torch.no_grad():
     ...     torch.is_grad_enabled()
     False
     """
-    return STATE.grad
+    return STATE.enabled
 
 
 def is_inference_mode_enabled():
     return STATE.inference
 
 
+def _wrap_generator(ctx_factory, func):
+    """torch's: the mode is on only while the generator runs, not across its yields."""
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return generator_context
+
+
 class _Mode:
     """Base of the grad-mode context managers; each also works as a decorator."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self._clone, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self._clone():
@@ -40,8 +93,20 @@ class _Mode:
     def _clone(self):
         return type(self)()
 
+    def __exit__(self, *exc):
+        restore_state(self._prev)
 
-class no_grad(_Mode):
+
+class _NoParamMode(_Mode):
+    """A mode that can also decorate without parentheses (`@torch.no_grad`)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamMode):
     """Disable gradient recording in this thread.
 
     >>> import eagergrad as torch
@@ -52,22 +117,16 @@ class no_grad(_Mode):
     """
 
     def __enter__(self):
-        self._prev = STATE.grad
-        STATE.grad = False
-
-    def __exit__(self, *exc):
-        STATE.grad = self._prev
+        self._prev = get_state()
+        set_enabled(False)
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoParamMode):
     """Enable gradient recording in this thread (e.g. inside `no_grad`)."""
 
     def __enter__(self):
-        self._prev = STATE.grad
-        STATE.grad = True
-
-    def __exit__(self, *exc):
-        STATE.grad = self._prev
+        self._prev = get_state()
+        set_enabled(True)
 
 
 class set_grad_enabled(_Mode):
@@ -80,22 +139,19 @@ class set_grad_enabled(_Mode):
     """
 
     def __init__(self, mode):
-        self._prev = STATE.grad
+        self._prev = get_state()
         self._mode = bool(mode)
-        STATE.grad = self._mode
+        set_enabled(self._mode)
 
     def _clone(self):
         return set_grad_enabled(self._mode)
 
     def __call__(self, fn):
-        STATE.grad = self._prev  # used as a decorator: do not change the mode now
+        restore_state(self._prev)  # used as a decorator: do not change the mode now
         return super().__call__(fn)
 
     def __enter__(self):
         pass
-
-    def __exit__(self, *exc):
-        STATE.grad = self._prev
 
 
 class inference_mode(_Mode):
@@ -109,6 +165,11 @@ class inference_mode(_Mode):
     True
     """
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used as `@torch.inference_mode` without parentheses
+
     def __init__(self, mode=True):
         self._mode = bool(mode)
 
@@ -116,12 +177,6 @@ class inference_mode(_Mode):
         return inference_mode(self._mode)
 
     def __enter__(self):
-        self._prev = (STATE.grad, STATE.inference)
-        if self._mode:
-            STATE.grad = False
-            STATE.inference = True
-        else:
-            STATE.inference = False
-
-    def __exit__(self, *exc):
-        STATE.grad, STATE.inference = self._prev
+        self._prev = get_state()
+        STATE.inference = self._mode
+        set_enabled(not self._mode)  # as c10::InferenceMode: (False) turns grad mode on

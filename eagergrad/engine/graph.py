@@ -72,7 +72,7 @@ class Node:
         return out[0] if len(out) == 1 else tuple(out)
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 _sigs = {}
@@ -99,6 +99,9 @@ class GraphRoot(Node):
     def apply(self, grads):
         return list(self._grads)
 
+    def name(self):
+        return "torch::autograd::GraphRoot"
+
 
 class AccumulateGrad(Node):
     """Sink for a leaf: adds the incoming gradient into `variable.grad`."""
@@ -112,6 +115,9 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._lock = threading.Lock()
 
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # torch's name(); repr says AccumulateGrad
+
     def apply(self, grads):
         new = grads[0]
         if new is None:
@@ -120,9 +126,17 @@ class AccumulateGrad(Node):
         with self._lock:
             old = var.grad
             if old is None:
-                # A fresh tensor over the same immutable array: later in-place
-                # updates of .grad can never write into the caller's tensor.
-                var.grad = new if STATE.grad else new._fresh_copy()
+                if STATE.grad:
+                    # create_graph: a recorded copy, as torch's clone_obey_contract
+                    # (grad_fn CopyBackwards); never the incoming tensor itself.
+                    from ..tensor import _zeros_meta
+                    g = _zeros_meta(new._shape, new.dtype)
+                    g.copy_(new)
+                    var.grad = g
+                else:
+                    # A fresh tensor over the same immutable array: later in-place
+                    # updates of .grad can never write into the caller's tensor.
+                    var.grad = new._fresh_copy()
             elif STATE.grad:
                 var.grad = old + new   # create_graph: out of place, recorded
             else:

@@ -20,8 +20,10 @@ class SavedTensor:
         if t._inference:
             if not STATE.inference:
                 raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. To work around you can "
-                    "make a clone to get a normal tensor and use it in autograd.")
+                    "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                    "created in inference mode in computation tracked by autograd. To work "
+                    "around this, you can make a clone to get a normal tensor and use it in "
+                    "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
         self._vc = t._vc
         self._version = t._vc.v
         self._is_output = is_output
