@@ -23,7 +23,7 @@ def _make(arr):
     t._shape = arr.shape
     t.dtype = D.FROM_NP[arr.dtype]
     t._rg = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._out_nr = 0
     t.grad = None
     t._acc = None
@@ -34,7 +34,6 @@ def _make(arr):
     t._offset = 0
     t._retains_grad = False
     t._hooks = None
-    t._meta = None
     return t
 
 
@@ -50,10 +49,14 @@ def _wrap_outputs(op, tensors, attrs, out, node):
         t = _make(a) if op.view is None else _make_view(tensors[0], a, op, attrs, i if multi else None)
         if node is not None and i not in op.nondiff and t.dtype._kind >= 2:
             t._rg = True
-            t.grad_fn = node
+            t._grad_fn = node
             t._out_nr = i
         res.append(t)
     return tuple(res) if multi else res[0]
+
+
+# Why a view may not be modified in place with autograd (torch's CreationMeta)
+NO_GRAD_MODE, MULTI_OUTPUT, INFERENCE_MODE = "no_grad", "multi_output", "inference"
 
 
 def _make_view(src, arr, op, attrs, idx):
@@ -66,6 +69,15 @@ def _make_view(src, arr, op, attrs, idx):
     t._gen = src._st.gen
     t._stride, t._offset = op.view(src, attrs, idx, arr.shape)
     t._inference = src._inference
+    t._attr_version = t._vc.v
+    if idx is not None:
+        t._creation_meta = MULTI_OUTPUT
+    elif STATE.inference:
+        t._creation_meta = INFERENCE_MODE
+    elif not STATE.grad:
+        t._creation_meta = NO_GRAD_MODE
+    else:
+        t._creation_meta = src._creation_meta if src._base is not None else None
     return t
 
 
@@ -79,9 +91,10 @@ class Tensor:
     tensor([2., 4.])
     """
 
-    __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "grad_fn",
+    __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "_grad_fn",
                  "_out_nr", "grad", "_acc", "_base", "_inference", "_wrapped", "_stride",
-                 "_offset", "_retains_grad", "_hooks", "_meta", "__weakref__")
+                 "_offset", "_retains_grad", "_hooks", "_attr_version", "_creation_meta",
+                 "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         # legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): float32
@@ -103,6 +116,8 @@ class Tensor:
                 a = f(a) if i is None else f(a)[i]
             self._arr = a
             self._gen = st.gen
+            if self._base is not None and self._attr_version != self._vc.v:
+                self._sync_view()
         return self._arr
 
     def _write(self, arr):
@@ -115,8 +130,8 @@ class Tensor:
         if self._vchain is None:
             st.array = arr
         else:
-            from .ops.inplace import scatter_into_base
-            st.array = scatter_into_base(st.array, self._vchain, arr)
+            from .ops.views import write_into
+            st.array = write_into(st.array, self._vchain, arr)
             self._arr = arr
             self._gen = st.gen + 1
         st.gen += 1
@@ -200,7 +215,23 @@ class Tensor:
 
     # ---- autograd metadata ---------------------------------------------------------
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for leaves). A view whose base changed
+        in place since regenerates it from the base's history (AsStridedBackward0)."""
+        if self._base is not None and self._attr_version != self._vc.v:
+            self._sync_view()
+        return self._grad_fn
+
+    def _sync_view(self):
+        self._attr_version = self._vc.v
+        if self._creation_meta is None and self._base.requires_grad:
+            from .ops.views import regenerate_grad_fn
+            regenerate_grad_fn(self)
+
+    @property
     def requires_grad(self):
+        if self._base is not None and self._attr_version != self._vc.v:
+            self._sync_view()
         return self._rg
 
     @requires_grad.setter
@@ -242,7 +273,7 @@ class Tensor:
     def _edge(self):
         """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
         leaf's AccumulateGrad, created on first use and kept while the graph holds it."""
-        fn = self.grad_fn
+        fn = self._grad_fn if self._base is None else self.grad_fn
         if fn is not None:
             return (fn, self._out_nr)
         acc = self._acc() if self._acc is not None else None
@@ -309,7 +340,7 @@ class Tensor:
     def detach_(self):
         if self._base is not None and self.grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
+        self._grad_fn = None
         self._rg = False
         self._out_nr = 0
         return self

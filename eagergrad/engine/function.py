@@ -130,7 +130,7 @@ class Function:
                     o = o.detach()  # an input returned as is: a new tensor, as torch's view
                     o._vc = type(o._vc)()
                 if record and id(o) not in non_diff and o.dtype._kind >= 2:
-                    o._rg, o.grad_fn, o._out_nr = True, node, i
+                    o._rg, o._grad_fn, o._out_nr = True, node, i
                     if id(o) in dirty:
                         o._vc.v += 1
             res.append(o)

@@ -44,7 +44,7 @@ class SavedTensor:
             t = _make(self._arr)
             if self._rg:
                 t._rg = True
-                t.grad_fn = node
+                t._grad_fn = node
             return t
         return self._t
 

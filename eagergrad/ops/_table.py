@@ -290,7 +290,7 @@ def _record(op, tensors, attrs, outs):
     for j, t in enumerate(outs):
         if j not in op.nondiff and t.dtype._kind >= 2:
             t._rg = True
-            t.grad_fn = node
+            t._grad_fn = node
             t._out_nr = j
         meta.append((t._shape, t.dtype))
     meta = node._meta_in = tuple(meta)

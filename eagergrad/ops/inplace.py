@@ -1,42 +1,8 @@
-"""In-place ops: the out-of-place op, then its result written into the tensor's storage.
-
-Writing through a view scatters into the base array at the positions the view reads
-(its index map: the view chain applied to an iota of the base). Autograd through
-in-place ops on views (CopySlices) is the next issue's; until then it raises
-NotImplementedError rather than give a wrong gradient.
-"""
-import jax
-import jax.numpy as jnp
-
+"""In-place ops: the out-of-place op, then its result written into the tensor's storage
+(through the view chain for views, see views.py), and the version counter bumped once."""
 from ..engine.grad_mode import STATE
-from ..tensor import Tensor
-
-_index_maps = {}
-
-
-def _index_map(chain, base_shape):
-    key = (chain, base_shape)
-    m = _index_maps.get(key)
-    if m is None:
-        n = 1
-        for s in base_shape:
-            n *= s
-        a = jnp.arange(n, dtype=jnp.int64).reshape(base_shape)
-        for f, i in chain:
-            a = f(a) if i is None else f(a)[i]
-        if not isinstance(a, jax.core.Tracer):
-            _index_maps[key] = a
-        m = a
-    return m
-
-
-@jax.jit
-def _scatter(base, idx, value):
-    return base.reshape(-1).at[idx.reshape(-1)].set(value.reshape(-1)).reshape(base.shape)
-
-
-def scatter_into_base(base_arr, chain, value):
-    return _scatter(base_arr, _index_map(chain, base_arr.shape), value)
+from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _make
+from .views import check_no_overlap, rebase_history
 
 
 def _can_cast(src, dst):
@@ -57,43 +23,82 @@ def _type_word(dt):
 
 
 def inplace(self, fn, *args, **kwargs):
-    """`self.op_(*args)`: run `fn(self, *args)` and write its result into self."""
+    """`self.op_(*args)`: run `fn(self, *args)` and write its result into self.
+
+    Recorded like its out-of-place twin on a snapshot of self's old value, after which
+    self takes the node as its grad_fn; on a view the base is rebased instead (NOTE [in-place
+    on a view] in views.py)."""
     if self._inference and not STATE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
-    record = STATE.grad and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+    view = self._base is not None
+    if view:
+        check_no_overlap(self)
+    record = STATE.grad and (self.requires_grad or
+                             any(isinstance(a, Tensor) and a._rg for a in args))
     if not record:
         out = fn(self, *args, **kwargs)
         _check_cast(out, self)
         self._write(out._value)
         self._vc.v += 1
         return self
-    if self.grad_fn is None and self._rg and self._base is None:
+    if view:
+        _check_view(self)
+    elif self._grad_fn is None and self._rg:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if self._base is not None:
-        if self._base.grad_fn is None and self._base._rg:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-        raise NotImplementedError("eagergrad does not implement autograd through in-place "
-                                  "ops on views yet")
-    snap = self.detach()           # the value before the write, with self's history
-    snap._vc = type(self._vc)()
-    snap._rg, snap.grad_fn, snap._out_nr = self._rg, self.grad_fn, self._out_nr
-    snap._acc = self._acc
+    snap = _make(self._value)  # the old value (arrays are immutable), with self's history
+    if self.requires_grad:
+        snap._rg, snap._grad_fn, snap._out_nr, snap._acc = True, self.grad_fn, self._out_nr, \
+            self._acc
     out = fn(snap, *args, **kwargs)
     _check_cast(out, self)
     if out.dtype is not self.dtype:
         out = out.to(self.dtype)
     self._write(out._value)
     self._vc.v += 1
-    self.grad_fn, self._out_nr, self._rg = out.grad_fn, out._out_nr, out._rg
-    for s in getattr(out.grad_fn, "_saved", {}).values():
+    node = out._grad_fn
+    for s in getattr(node, "_saved", {}).values():
         if getattr(s, "_is_output", False):  # a saved result is now this tensor
             s._vc, s._version = self._vc, self._vc.v
+    if view:
+        rebase_history(self, node)
+    else:
+        self._grad_fn, self._out_nr, self._rg = node, out._out_nr, out._rg
     return self
+
+
+def _check_view(view):
+    meta = view._creation_meta
+    base = view._base
+    if meta == MULTI_OUTPUT:
+        node = view._grad_fn.name() if view._grad_fn is not None else "a function"
+        raise RuntimeError(
+            f"Output {view._out_nr} of {_forward_name(node)} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one.")
+    if meta == NO_GRAD_MODE and base.requires_grad:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
+    if meta == INFERENCE_MODE:
+        raise RuntimeError(
+            "A view was created in inference mode and is being modified inplace in normal "
+            "mode.")
+    if base._grad_fn is None and base._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _forward_name(node_name):
+    """torch 2.13 names the forward op in these messages: 'SplitBackward0' -> 'Split'."""
+    return node_name.rstrip("0123456789").removesuffix("Backward")
 
 
 def _check_cast(out, self):
