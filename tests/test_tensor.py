@@ -483,8 +483,6 @@ def test_detach_and_data_share_storage():
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.__setitem__ (index assignment, torch's "
-                   "copy_/index_put_ on a view) is not implemented; it belongs in ops/")
 def test_setitem_writes_through():
     def f(L):
         base = L.zeros(2, 3)

@@ -61,13 +61,15 @@ class SavedTensor:
         shape = list(t._shape) if t is not None else list(self._arr.shape)
         dt = (t.dtype if t is not None else None)
         tname = _type_name(dt if dt is not None else self._arr.dtype)
-        where = f", which is output 0 of {node.name()}," if self._is_output and node else ""
+        # torch 2.13 names the forward op here: ExpBackward0 -> Exp
+        fwd = node.name().rstrip("0123456789").removesuffix("Backward") if node else ""
+        where = f", which is output 0 of {fwd}," if self._is_output and node else ""
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{tname} {shape}]{where} is at version {self._vc.v}; "
             f"expected version {self._version} instead. Hint: enable anomaly detection to "
             "find the operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True).")
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
     def free(self):
         self._freed = True

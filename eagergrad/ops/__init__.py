@@ -11,15 +11,15 @@ from .inplace import inplace
 from .. import _dtypes as D
 import jax.numpy as jnp
 
-ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=lambda grad: grad * 0)
+ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
 FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
-             node="FillBackward2", self=lambda grad: grad * 0)
+             node="FillBackward2", self=P._zeros)
 FILL_T = defop("fill_tensor", lambda self, value: jnp.full_like(self, value),
                inputs=("self", "value"), node="FillBackward3",
-               self=lambda grad: grad * 0, value=lambda grad: grad.sum())
+               self=P._zeros, value=lambda grad: grad.sum())
 COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), self.shape),
              inputs=("self", "src"), node="CopyBackwards",
-             self=lambda grad: grad * 0, src=lambda grad: grad)
+             self=P._zeros, src=lambda grad: grad)
 
 
 def _zero(t):
@@ -51,6 +51,8 @@ def _broadcastable(src, dst):
     return all(a == b or a == 1 for a, b in zip(reversed(src), reversed(dst)))
 
 
+S._register_view_writers()
+
 FUNCTIONS = {}
 for _mod in (P, R, L, S, I):
     for _k, _v in vars(_mod).items():
@@ -81,6 +83,10 @@ def _rpow(self, other):
 
 def _rmatmul(self, other):
     return L.matmul(as_t(other), self)
+
+
+def _imatmul(self, other):
+    return inplace(self, L.matmul, other)
 
 
 def _method_where(self, condition, other):
@@ -135,7 +141,8 @@ INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "lo
            "sinh", "cosh", "tanh", "sigmoid", "relu", "erf", "abs", "sign", "sgn", "floor",
            "ceil", "round", "trunc", "frac", "reciprocal", "clamp", "clamp_min", "clamp_max",
            "atan2", "maximum", "minimum", "remainder", "floor_divide", "clip", "scatter",
-           "scatter_add", "logical_not", "bitwise_not")
+           "scatter_add", "logical_not", "bitwise_not", "masked_fill", "index_add", "index_copy",
+           "index_fill", "index_put")
 
 
 def _inplace_method(fn):
@@ -187,7 +194,7 @@ def bind_methods(Tensor):
         __and__=P.bitwise_and, __rand__=P.bitwise_and, __or__=P.bitwise_or,
         __ror__=P.bitwise_or, __xor__=P.bitwise_xor, __rxor__=P.bitwise_xor,
         __eq__=P.eq, __ne__=P.ne, __lt__=P.lt, __le__=P.le, __gt__=P.gt, __ge__=P.ge,
-        __getitem__=I.getitem,
+        __getitem__=I.getitem, __setitem__=I.setitem, __imatmul__=_imatmul,
     )
     for k, v in ops.items():
         setattr(Tensor, k, v)

@@ -6,6 +6,7 @@ from .. import _dtypes as D
 from ..tensor import _wrap_dim
 from ..tensor import Tensor
 from ._args import as_t
+from .pointwise import where
 from ._table import defop, run
 from . import shape as S
 
@@ -44,17 +45,15 @@ def _list_index(x):
     return tensor(x)
 
 
-def getitem(self, index):
-    """torch's indexing: ints select, slices slice (views), None unsqueezes, Ellipsis
-    fills, then integer/bool tensors index the remaining dims in one `index` op."""
+def _basic(self, index, keep_single_slice):
+    """Apply the basic part of an index (ints select, slices slice, None unsqueezes,
+    Ellipsis fills; full slices are skipped, as torch does) as views. Returns the view
+    and the integer/bool tensor indices left for its dims, {dim: long tensor}."""
     if not isinstance(index, tuple):
-        if isinstance(index, slice):
+        if isinstance(index, slice) and keep_single_slice:
             return S._slice(_need_dim(self), 0, index.start, index.stop,
-                            1 if index.step is None else index.step)
+                            1 if index.step is None else index.step), {}
         index = (index,)
-        single = True
-    else:
-        single = False
     if any(isinstance(i, bool) for i in index):
         raise NotImplementedError("eagergrad does not implement indexing with Python bools yet")
     specified = 0
@@ -80,15 +79,16 @@ def getitem(self, index):
                 raise IndexError("an index can only have a single ellipsis ('...')")
             seen_ellipsis = True
             dim += self.ndim - specified
-        elif isinstance(i, int) and not isinstance(i, bool):
+        elif isinstance(i, int):
+            n = result._shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
             result = S.select(result, dim, i)
         elif isinstance(i, slice):
             step = 1 if i.step is None else i.step
             n = result._shape[dim]
-            if i.start in (None, 0) and (i.stop is None or i.stop >= n) and step == 1:
-                dim += 1  # full slice: skipped, as torch
-                continue
-            result = S._slice(result, dim, i.start, i.stop, step)
+            if not (i.start in (None, 0) and (i.stop is None or i.stop >= n) and step == 1):
+                result = S._slice(result, dim, i.start, i.stop, step)
             dim += 1
         else:
             t = _to_index(i)
@@ -106,19 +106,24 @@ def getitem(self, index):
                     adv[dim + j] = nz
                 dim += t.ndim
             elif t.dtype._kind == 1:
+                _check_bounds(t, result._shape[dim], dim)
                 adv[dim] = t
                 dim += 1
             else:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
+    return result, adv
+
+
+def getitem(self, index):
+    """torch's indexing: basic indexing as views, then integer/bool tensors index the
+    remaining dims in one `index` op (IndexBackward0)."""
+    result, adv = _basic(self, index, keep_single_slice=True)
     if adv:
         positions = tuple(sorted(adv))
-        for p in positions:
-            n = result._shape[p]
-            _check_bounds(adv[p], n, p)
         return run(INDEX, (result, *[adv[p] for p in positions]), (positions,))
-    if result is self:
-        return run(S.ALIAS, (self,)) if not single or index[0] is Ellipsis else result
+    if result is self:  # x[...], x[:, :]: a shallow alias, as torch
+        return run(S.ALIAS, (self,))
     return result
 
 
@@ -185,7 +190,7 @@ GATHER = defop("gather", _gather_k, inputs=("self", "index"), attrs=("dim",),
                self=lambda grad, self, index, dim:
                scatter_add(self.new_zeros(self._shape).to(grad.dtype), dim, index, grad))
 SCATTER = defop("scatter", lambda self, index, src, dim: _scatter_k(self, index, src, dim, None),
-                inputs=("self", "index", "src"), attrs=("dim",), node="ScatterBackward1",
+                inputs=("self", "index", "src"), attrs=("dim",), node="ScatterBackward0",
                 self=lambda grad, index, dim: scatter(grad, dim, index, 0.0),
                 src=lambda grad, index, dim: gather(grad, dim, index))
 SCATTER_V = defop("scatter_value", lambda self, index, value, dim:
@@ -195,8 +200,8 @@ SCATTER_V = defop("scatter_value", lambda self, index, value, dim:
 
 
 def _check_index(index, name):
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 def gather(input, dim, index, *, sparse_grad=False):
@@ -217,7 +222,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add(input, dim, index, src):
-    _check_index(index, "scatter_add")
+    _check_index(index, "scatter")
     return run(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
 
 
@@ -227,6 +232,128 @@ def zeros_scatter(grad, dim, indices, sizes):
     return scatter(zeros(sizes, dtype=grad.dtype), dim, indices, grad)
 
 
+# ---- writes: index_put, masked_fill, index_add, index_copy, and __setitem__ ------------------
+INDEX_PUT = defop("index_put", lambda self, values, *indices, positions:
+                  self.at[_full_index(positions, self.ndim, indices)].set(
+                      values.astype(self.dtype)),
+                  inputs=("self", "values", "*indices"), attrs=("positions",),
+                  self=lambda grad, indices, positions:
+                  run(INDEX_PUT, (grad, _zero_like0(grad), *indices), (positions,)),
+                  values=lambda grad, indices, positions: run(INDEX, (grad, *indices),
+                                                              (positions,)))
+
+
+def _zero_like0(t):
+    from ._args import wrapped
+    return wrapped(0.0).to(t.dtype)
+
+
+def index_put(input, indices, values, accumulate=False):
+    idx = [_to_index(i) if i is not None else None for i in indices]
+    positions = tuple(p for p, i in enumerate(idx) if i is not None)
+    tensors = []
+    for p in positions:
+        t = idx[p]
+        if t.dtype is D.bool_:
+            raise NotImplementedError("eagergrad does not implement index_put with a bool "
+                                      "index list yet; use x[mask] = v")
+        tensors.append(t)
+    return run(INDEX_PUT_ACC if accumulate else INDEX_PUT, (input, as_t(values), *tensors),
+               (positions,))
+
+
+MASKED_FILL = defop("masked_fill", lambda self, mask, value: jnp.where(mask, jnp.asarray(
+                    value, self.dtype), self), inputs=("self", "mask"), attrs=("value",),
+                    node="MaskedFillBackward0",
+                    self=lambda grad, mask: masked_fill(grad, mask, 0.0))
+MASKED_FILL_T = defop("masked_fill_tensor", lambda self, mask, value:
+                      jnp.where(mask, value.astype(self.dtype), self),
+                      inputs=("self", "mask", "value"), node="MaskedFillBackward1",
+                      self=lambda grad, mask: masked_fill(grad, mask, 0.0),
+                      value=lambda grad, mask: where(mask, grad, 0.0).sum())
+
+
+def masked_fill(input, mask, value):
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        return run(MASKED_FILL_T, (input, mask, value))
+    return run(MASKED_FILL, (input, mask), (value,))
+
+
+def _along(dim, ndim, index):
+    return (slice(None),) * dim + (index,)
+
+
+INDEX_SELECT = defop("index_select", lambda self, index, dim: jnp.take(self, index, axis=dim),
+                     inputs=("self", "index"), attrs=("dim",),
+                     self=lambda grad, self, index, dim:
+                     index_add(self.new_zeros(self._shape).to(grad.dtype), dim, index, grad))
+INDEX_ADD = defop("index_add", lambda self, index, source, dim, alpha:
+                  self.at[_along(dim, self.ndim, index)].add(
+                      (source * alpha).astype(self.dtype)),
+                  inputs=("self", "index", "source"), attrs=("dim", "alpha"),
+                  self=lambda grad: grad,
+                  source=lambda grad, index, dim, alpha:
+                  run(INDEX_SELECT, (grad, index), (dim,)) * alpha if alpha != 1 else
+                  run(INDEX_SELECT, (grad, index), (dim,)))
+INDEX_COPY = defop("index_copy", lambda self, index, source, dim:
+                   self.at[_along(dim, self.ndim, index)].set(source.astype(self.dtype)),
+                   inputs=("self", "index", "source"), attrs=("dim",),
+                   self=lambda grad, index, dim: run(INDEX_FILL, (grad, index), (dim, 0.0)),
+                   source=lambda grad, index, dim: run(INDEX_SELECT, (grad, index), (dim,)))
+INDEX_FILL = defop("index_fill", lambda self, index, dim, value:
+                   self.at[_along(dim, self.ndim, index)].set(jnp.asarray(value, self.dtype)),
+                   inputs=("self", "index"), attrs=("dim", "value"),
+                   self=lambda grad, index, dim: run(INDEX_FILL, (grad, index), (dim, 0.0)))
+
+
+def _index_arg(index, name):
+    if index.dtype._kind != 1:
+        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    return index
+
+
 def index_select(input, dim, index):
-    d = _wrap_dim(dim, input.ndim)
-    return getitem(input, (slice(None),) * d + (index,))
+    return run(INDEX_SELECT, (input, _index_arg(index, "index_select")),
+               (_wrap_dim(dim, input.ndim),))
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    return run(INDEX_ADD, (input, _index_arg(index, "index_add"), source),
+               (_wrap_dim(dim, input.ndim), alpha))
+
+
+def index_copy(input, dim, index, source):
+    return run(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
+               (_wrap_dim(dim, input.ndim),))
+
+
+def index_fill(input, dim, index, value):
+    return run(INDEX_FILL, (input, _index_arg(index, "index_fill")),
+               (_wrap_dim(dim, input.ndim), value))
+
+
+def setitem(self, index, value):
+    """torch's __setitem__: the basic part of the index as a view of self (nothing when it
+    is all full slices), then `fill_` (0-dim value), `copy_`, or `index_put_` for tensor
+    indices, in place on it."""
+    from . import _copy, _fill
+    from .inplace import inplace
+    target, adv = _basic(self, index, keep_single_slice=False)
+    value = as_t(value)
+    if adv:
+        positions = tuple(sorted(adv))
+        tensors = [adv[p] for p in positions]
+        value = value.to(target.dtype)
+        return inplace(target, lambda t, v: run(INDEX_PUT, (t, v, *tensors), (positions,)),
+                       value)
+    if value.ndim == 0:
+        return inplace(target, _fill, value.to(target.dtype))
+    return inplace(target, _copy, value)

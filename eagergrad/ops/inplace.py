@@ -5,6 +5,11 @@ from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _make
 from .views import check_no_overlap, rebase_history
 
 
+def _broadcasts_to(src, dst):
+    return len(src) <= len(dst) and all(a == b or a == 1 for a, b in
+                                        zip(reversed(src), reversed(dst)))
+
+
 def _can_cast(src, dst):
     if src.is_complex and not dst.is_complex:
         return False
@@ -102,6 +107,9 @@ def _forward_name(node_name):
 
 
 def _check_cast(out, self):
+    if out._shape != self._shape and not _broadcasts_to(out._shape, self._shape):
+        raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
+                           f"shape {list(out._shape)}")
     if out.dtype is not self.dtype and not _can_cast(out.dtype, self.dtype):
         raise RuntimeError(f"result type {_type_word(out.dtype)} can't be cast to the desired "
                            f"output type {_type_word(self.dtype)}")

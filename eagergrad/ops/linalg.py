@@ -97,6 +97,24 @@ def outer(input, vec2):
 ger = outer
 
 
+def _should_fold(t1, t2):
+    """ATen's should_fold: fold the batch of the larger operand into mm/mv rows."""
+    larger = t1.ndim >= t2.ndim
+    big, small = (t1, t2) if larger else (t2, t1)
+    if not (big.ndim >= 3 and small.ndim <= 2):
+        return False
+    if small._rg:  # folding keeps the smaller operand's gradient a plain mm
+        return True
+    if t1.ndim == 2:
+        return False
+    shape, st = list(big._shape), list(big.stride())
+    if not larger:  # the folded tensor is t2.mT
+        shape[-2:], st[-2:] = shape[:-3:-1], st[:-3:-1]
+    if big.numel() == 0:
+        return True
+    return all(st[i] == st[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
 def matmul(input, other):
     """torch.matmul with ATen's dispatch on dimensions (and so ATen's graph)."""
     d1, d2 = input.ndim, other.ndim
@@ -112,32 +130,49 @@ def matmul(input, other):
         return run(S.SQUEEZE4, (out,), ((0,), out._shape))
     if d1 == 2 and d2 == 2:
         return mm(input, other)
-    if d1 >= 3 and d2 <= 2:
-        # fold the batch into the rows of one mm
-        t2 = other if d2 == 2 else S.unsqueeze(other, 1)
-        rows = input.numel() // input._shape[-1] if input._shape[-1] else 0
-        folded = S.reshape(input, (rows, input._shape[-1]))
-        out = mm(folded, t2)
-        shape = input._shape[:-1] + ((t2._shape[1],) if d2 == 2 else ())
+    if _should_fold(input, other):
+        transpose = d2 > d1
+        t1 = S.transpose(other, -2, -1) if transpose else input
+        t2 = (S.t(input) if d1 == 2 else input) if transpose else other
+        shape = t1._shape[:-1]
+        folded = S.reshape(t1, (_prod(shape), t1._shape[-1]))
+        if t2.ndim == 2:
+            out = mm(folded, t2)
+            out = run(S.UNSAFE_VIEW, (out,), (shape + (t2._shape[1],), out._shape))
+            return S.contiguous(S.transpose(out, -2, -1)) if transpose else out
+        out = mv(folded, t2)
         return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+    if d1 == 3 and d2 == 3 and input._shape[0] != other._shape[0]:
+        if input._shape[0] == 1 and input._rg:
+            return matmul(S.squeeze(input, 0), other)
+        if other._shape[0] == 1 and other._rg:
+            return matmul(input, S.squeeze(other, 0))
     # batched: broadcast batch dims, expand, reshape to 3-D, bmm, view back
-    a = S.unsqueeze(input, 0) if d1 == 1 else input
-    b = S.unsqueeze(other, 1) if d2 == 1 else other
-    n, m1 = a._shape[-2], a._shape[-1]
-    m2, p = b._shape[-2], b._shape[-1]
-    if m1 != m2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{_prod(a._shape[:-2] or (1,))}, {m1}] but got: "
-                           f"[{_prod(b._shape[:-2] or (1,))}, {m2}].")
-    batch = tuple(jnp.broadcast_shapes(a._shape[:-2], b._shape[:-2]))
+    n = input._shape[-2] if d1 > 1 else 1
+    m1 = input._shape[-1]
+    m2 = other._shape[-2] if d2 > 1 else other._shape[0]
+    p = other._shape[-1] if d2 > 1 else 1
+    batch = _broadcast_batch(input._shape[:max(d1 - 2, 0)], other._shape[:max(d2 - 2, 0)])
     nb = _prod(batch)
-    ae = S.expand(a, batch + (n, m1)) if a._shape[:-2] != batch else a
-    be = S.expand(b, batch + (m2, p)) if b._shape[:-2] != batch else b
-    a3 = S.reshape(ae, (nb, n, m1))
-    b3 = S.reshape(be, (nb, m2, p))
-    out = bmm(a3, b3)
+    a3 = S.reshape(S.expand(input, batch + (n, m1)), (nb, n, m1))
+    vector_rhs = d2 == 1
+    b = S.expand(other, batch + ((m2,) if vector_rhs else (m2, p)))
+    b3 = S.unsqueeze(S.reshape(b, (nb, m2)), 2) if vector_rhs else S.reshape(b, (nb, m2, p))
     shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    out = bmm(a3, b3)
+    if vector_rhs:
+        out = S.squeeze(out, -1)
     return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+
+
+def _broadcast_batch(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for i in range(n - 1, -1, -1):
+        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b "
+                               f"({b[i]}) at non-singleton dimension {i}")
+    return tuple(x if x != 1 else y for x, y in zip(a, b))
 
 
 def _prod(s):

@@ -7,7 +7,7 @@ from jax import lax
 
 from ._args import as_t, float_of, promote
 from ._table import defop, run
-from ..tensor import Tensor
+from ..tensor import Tensor, _zeros_meta
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -56,8 +56,36 @@ REMAINDER_S = defop("remainder_scalar", lambda self, other, dtype: _remainder(se
 
 def _not_implemented(name):
     def formula(grad):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
     return formula
+
+
+def _zeros(grad):
+    """torch's zeros_like(grad) in a formula: a constant, so under create_graph the
+    gradient does not require grad (as torch's does not)."""
+    return _zeros_meta(grad._shape, grad.dtype)
+
+
+def _run(op, tensors, attrs=()):
+    """`run` for ops of several tensors: jax's broadcasting error becomes torch's."""
+    try:
+        return run(op, tensors, attrs)
+    except (ValueError, TypeError):
+        _check_broadcast(*[t._shape for t in tensors])
+        raise
+
+
+def _check_broadcast(*shapes):
+    out = list(shapes[0])
+    for shape in shapes[1:]:
+        n = max(len(out), len(shape))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(shape)) + list(shape)
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of "
+                                   f"tensor b ({b[i]}) at non-singleton dimension {i}")
+        out = [x if x != 1 else y for x, y in zip(a, b)]
 
 
 # torch records these with a node named NotImplemented that fails in backward
@@ -87,7 +115,7 @@ def _conj(v):
 
 def _binary(op, a, b, *extra):
     a, b = as_t(a), as_t(b)
-    return run(op, (a, b), (promote(a, b),) + extra)
+    return _run(op, (a, b), (promote(a, b),) + extra)
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -104,6 +132,11 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     _no_out(out, "sub")
     a, b = as_t(input), as_t(other)
+    _check_bool_sub(a, b)
+    return _run(SUB, (a, b), (promote(a, b), alpha))
+
+
+def _check_bool_sub(a, b):
     if a.dtype is _bool or b.dtype is _bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead."
@@ -111,12 +144,12 @@ def sub(input, other, *, alpha=1, out=None):
                            "Subtraction, the `-` operator, with a bool tensor is not "
                            "supported. If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
-    return run(SUB, (a, b), (promote(a, b), alpha))
 
 
 def rsub(input, other, *, alpha=1):
     a, b = as_t(input), as_t(other)
-    return run(RSUB_S if b._wrapped else RSUB, (a, b), (promote(a, b), alpha))
+    _check_bool_sub(a, b)
+    return _run(RSUB_S if b._wrapped else RSUB, (a, b), (promote(a, b), alpha))
 
 
 def mul(input, other, *, out=None):
@@ -129,9 +162,9 @@ def div(input, other, *, rounding_mode=None, out=None):
     a, b = as_t(input), as_t(other)
     dt = promote(a, b)
     if rounding_mode is None:
-        return run(DIV, (a, b), (float_of(dt),))
+        return _run(DIV, (a, b), (float_of(dt),))
     if rounding_mode == "floor":
-        return run(FLOOR_DIVIDE, (a, b), (dt,))
+        return _run(FLOOR_DIVIDE, (a, b), (dt,))
     if rounding_mode == "trunc":
         return div(a, b).trunc().to(dt)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -140,8 +173,15 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 def remainder(input, other):
     a, b = as_t(input), as_t(other)
+    dt = promote(a, b)
+    if dt._kind in (0, 3):
+        raise NotImplementedError(f"\"remainder_cpu\" not implemented for "
+                                  f"'{'Bool' if dt._kind == 0 else _TYPE_WORD[dt.name]}'")
     op = REMAINDER_RS if a._wrapped else (REMAINDER_S if b._wrapped else REMAINDER)
-    return run(op, (a, b), (promote(a, b),))
+    return _run(op, (a, b), (dt,))
+
+
+_TYPE_WORD = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def floor_divide(input, other):
@@ -163,10 +203,11 @@ def _pow_exp(grad, base, exponent, result):
     return grad * where(cond, 0.0, (result * base.log()).conj())
 
 
-POW_S = defop("pow", lambda self, exponent, dtype: jnp.power(self.astype(_c(dtype)), exponent),
+POW_S = defop("pow", lambda self, exponent, dtype:
+              jnp.power(self.astype(_c(dtype)), exponent).astype(_c(dtype)),
               attrs=("exponent", "dtype"),
               self=lambda grad, self, exponent:
-              grad * 0 if exponent == 0 else grad * (exponent * self.pow(exponent - 1)).conj())
+              _zeros(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1)).conj())
 POW_T = defop("pow_tensor", lambda self, exponent, dtype:
               jnp.power(self.astype(_c(dtype)), exponent.astype(_c(dtype))),
               inputs=("self", "exponent"), attrs=("dtype",), node="PowBackward1",
@@ -184,12 +225,19 @@ def pow(input, exponent):
     if not isinstance(input, Tensor):
         e = as_t(exponent)
         b = as_t(input)
-        return run(POW_ST, (b, e), (promote(b, e),))
+        return run(POW_ST, (b, e), (_pow_dtype(b, e),))
     if isinstance(exponent, Tensor):
         e = exponent
-        return run(POW_T, (input, e), (promote(input, e),))
+        return _run(POW_T, (input, e), (_pow_dtype(input, e),))
     dt = promote(input, as_t(exponent))
     return run(POW_S, (input,), (exponent, dt))
+
+
+def _pow_dtype(b, e):
+    dt = promote(b, e)
+    if dt is _bool:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    return dt
 
 
 # ---- unary math -----------------------------------------------------------------------
@@ -198,7 +246,10 @@ def _unary(name, fn, float_result=True, **formula):
         if float_result and not jnp.issubdtype(self.dtype, jnp.inexact):
             self = self.astype(jnp.float32)
         return fn(self)
-    return defop(name, kernel, **formula)
+    return defop(name, kernel, node=_NODE_NAMES.get(name), **formula)
+
+
+_NODE_NAMES = {"log1p": "Log1PBackward0"}  # torch's codegen spells these differently
 
 
 _SPECS = dict(
@@ -230,11 +281,11 @@ _SPECS = dict(
     sgn=(lambda a: jnp.where(a == 0, 0, a / jnp.where(a == 0, 1, jnp.abs(a)))
          if jnp.iscomplexobj(a) else jnp.sign(a), False,
          lambda grad, self, result: _sgn_backward(grad, self, result)),
-    sign=(jnp.sign, False, lambda grad: grad * 0),
-    floor=(jnp.floor, False, lambda grad: grad * 0),
-    ceil=(jnp.ceil, False, lambda grad: grad * 0),
-    round=(jnp.round, False, lambda grad: grad * 0),
-    trunc=(jnp.trunc, False, lambda grad: grad * 0),
+    sign=(jnp.sign, False, _zeros),
+    floor=(jnp.floor, False, _zeros),
+    ceil=(jnp.ceil, False, _zeros),
+    round=(jnp.round, False, _zeros),
+    trunc=(jnp.trunc, False, _zeros),
     frac=(lambda a: a - jnp.trunc(a), False, lambda grad: grad),
     conj_physical=(jnp.conj, False, lambda grad: grad.conj()),
 )
@@ -242,7 +293,7 @@ _SPECS = dict(
 
 def _sgn_backward(grad, self, result):
     if not self.is_complex():
-        return grad * 0
+        return _zeros(grad)
     a = self.abs()
     return where(a == 0, 0.0, (grad - (grad * result.conj()).real * result) / a)
 
@@ -273,6 +324,11 @@ def round_(input, decimals=0):
 
 
 globals()["round"] = round_
+
+
+def conj_physical(input):
+    """torch.conj_physical: a real tensor is returned as is, as torch."""
+    return run(UNARY["conj_physical"], (input,)) if input.is_complex() else input
 negative = globals()["neg"]
 absolute = globals()["abs"]
 
@@ -284,8 +340,18 @@ ATAN2 = defop("atan2", lambda self, other, dtype: jnp.arctan2(self.astype(_c(dty
 
 
 def atan2(input, other):
-    a, b = as_t(input), as_t(other)
-    return run(ATAN2, (a, b), (float_of(promote(a, b)),))
+    _need_tensors("atan2", input, other)
+    dt = promote(input, other)
+    if dt.is_complex:
+        raise NotImplementedError(f"\"atan2_cpu\" not implemented for '{_TYPE_WORD[dt.name]}'")
+    return _run(ATAN2, (input, other), (float_of(dt),))
+
+
+def _need_tensors(name, input, other):
+    for arg, pos, x in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(x).__name__}")
 
 
 arctan2 = atan2
@@ -358,12 +424,19 @@ MINIMUM = defop("minimum", lambda self, other, dtype: jnp.minimum(self.astype(_c
                 other=lambda grad, self, other: _split_ties(grad, self, other, self < other))
 
 
-def maximum(input, other):
-    return _binary(MAXIMUM, input, other)
+def _max_min(op, name):
+    def f(input, other):
+        _need_tensors(name, input, other)
+        dt = promote(input, other)
+        if dt.is_complex:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return _run(op, (input, other), (dt,))
+    f.__name__ = name
+    return f
 
 
-def minimum(input, other):
-    return _binary(MINIMUM, input, other)
+maximum = _max_min(MAXIMUM, "maximum")
+minimum = _max_min(MINIMUM, "minimum")
 
 
 WHERE = defop("where", lambda condition, self, other, dtype:
@@ -381,7 +454,7 @@ def where(condition, input=None, other=None):
     if c.dtype is not _D.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {c.dtype.name.capitalize()}")
-    return run(WHERE, (c, a, b), (promote(a, b),))
+    return _run(WHERE, (c, a, b), (promote(a, b),))
 
 
 # ---- comparisons and logic (never differentiable) ---------------------------------------
@@ -391,7 +464,7 @@ def _cmp(name, fn):
 
     def f(input, other):
         a, b = as_t(input), as_t(other)
-        return run(op, (a, b), (promote(a, b),))
+        return _run(op, (a, b), (promote(a, b),))
     f.__name__ = name
     return f
 
@@ -440,8 +513,6 @@ def isfinite(input):
 
 
 # ---- complex parts (out of place; real/imag views come with the views issue) ------------
-_REAL = defop("real", jnp.real, node="RealBackward0", self=lambda grad: grad)
-_IMAG = defop("imag", jnp.imag, node="ImagBackward0", self=lambda grad: grad * 1j)
 _CONJ = defop("conj", jnp.conj, node="ConjBackward0", self=lambda grad: grad.conj())
 _ANGLE = defop("angle", jnp.angle,
                self=lambda grad, self: _angle_grad(grad, self))
@@ -449,18 +520,23 @@ _ANGLE = defop("angle", jnp.angle,
 
 def _angle_grad(grad, self):
     if not self.is_complex():
-        return grad * 0
+        return _zeros(grad)
     return where(self == 0, 0.0, grad * self / self.abs().pow(2) * 1j)
 
 
 def real(input):
-    return input if not input.is_complex() else run(_REAL, (input,))
+    """torch.real: for complex input a view, view_as_real(input)[..., 0], as torch."""
+    if not input.is_complex():
+        return input
+    from .shape import select, view_as_real
+    return select(view_as_real(input), -1, 0)
 
 
 def imag(input):
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return run(_IMAG, (input,))
+    from .shape import select, view_as_real
+    return select(view_as_real(input), -1, 1)
 
 
 def conj(input):
@@ -483,8 +559,8 @@ _ISCLOSE = defop("isclose", lambda self, other, rtol, atol, equal_nan, dtype:
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = as_t(input), as_t(other)
-    return run(_ISCLOSE, (a, b), (rtol, atol, equal_nan, promote(a, b)))
+    _need_tensors("isclose", input, other)
+    return _run(_ISCLOSE, (input, other), (rtol, atol, equal_nan, promote(input, other)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

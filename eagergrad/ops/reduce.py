@@ -86,13 +86,22 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _prod_others(self, dim):
-    """Product of all other elements along dim (all when dim is None), zero-safe."""
+    """Product of all other elements along dim (all when dim is None), zero-safe and
+    with torch's second derivatives: written as (product of the other non-zero
+    entries) * (product of the other zero entries), the latter spelled so that its
+    derivative w.r.t. each zero entry is right (zs is their sum, value 0)."""
     nz = self == 0
     keep = dim is not None
     cnt = nz.sum(dim, keepdim=True) if keep else nz.sum()
     safe = where(nz, 1.0, self)
     p = safe.prod(dim, keepdim=True) if keep else safe.prod()
-    return where(cnt == 0, p / safe, where((cnt == 1) & nz, p, 0.0))
+    z = where(nz, self, 0.0)
+    zs = z.sum(dim, keepdim=True) if keep else z.sum()
+    # cnt 0: 1; cnt 1: the zero (zs) for non-zero entries, 1 for the zero; cnt 2: the
+    # other zero for the zeros, 0 (a product of two zeros) for the rest; cnt > 2: 0
+    zeros = where(cnt == 0, 1.0, where(cnt == 1, where(nz, 1.0, zs),
+                                       where(cnt == 2, where(nz, zs - z, 0.0), 0.0)))
+    return p / safe * zeros
 
 
 PROD0 = defop("prod", lambda self, dtype: jnp.prod(self, dtype=dtype.np), attrs=("dtype",),
@@ -287,7 +296,8 @@ def _vnorm_back(grad, self, result, ord, dim, keepdim):
     g = _restore(grad, dim, keepdim)
     r = _restore(result, dim, keepdim)
     if ord == 0:
-        return self * 0
+        from .pointwise import _zeros
+        return _zeros(self)
     if ord == 1:
         return self.sgn() * g
     if ord == 2:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtypes as D
-from .._storage import view_strides
+from .._storage import contiguous_strides, view_strides as _aten_view_strides
 from ..tensor import _wrap_dim
 from ._table import defop, run
 
@@ -33,6 +33,13 @@ def _infer_size(shape, numel):
     return tuple(shape)
 
 
+def _view_strides(shape, stride, size):
+    """ATen's computeStride, including a 0-dim input (any size-1 shape is a view)."""
+    if not shape:
+        return contiguous_strides(size)
+    return _aten_view_strides(shape, stride, size)
+
+
 def _fmt(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
 
@@ -50,7 +57,7 @@ def _same_offset(strides_fn):
 
 
 def _view_meta(src, attrs, idx, shape):
-    st = view_strides(src._shape, src.stride(), shape)
+    st = _view_strides(src._shape, src.stride(), shape)
     return st, src._offset
 
 
@@ -60,6 +67,9 @@ VIEW = defop("view", lambda self, size, self_sym_sizes: jnp.reshape(self, size),
 UNSAFE_VIEW = defop("_unsafe_view", lambda self, size, self_sym_sizes: jnp.reshape(self, size),
                     attrs=("size", "self_sym_sizes"), node="UnsafeViewBackward0",
                     self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+RESHAPE_ALIAS = defop("_reshape_alias", lambda self, size, self_sym_sizes: jnp.reshape(self, size),
+                      attrs=("size", "self_sym_sizes"), view=_view_meta,
+                      self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 ALIAS = defop("alias", lambda self: self, view=lambda s, a, i, sh: (s.stride(), s._offset),
               self=lambda grad: grad)
 
@@ -69,7 +79,7 @@ def view(input, *shape):
     if len(shape) == 1 and isinstance(shape[0], (D.dtype,)):
         raise NotImplementedError("eagergrad does not implement Tensor.view(dtype) yet")
     size = _infer_size(_shape_arg(shape), input.numel())
-    if view_strides(input._shape, input.stride(), size) is None:
+    if _view_strides(input._shape, input.stride(), size) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
@@ -77,10 +87,13 @@ def view(input, *shape):
 
 
 def reshape(input, *shape):
-    """torch.reshape: a view when the strides allow one, else a copy (as torch)."""
+    """torch.reshape: a view when the strides allow one (`view` of a contiguous input,
+    `_reshape_alias` of another), else a copy, as torch."""
     size = _infer_size(_shape_arg(shape), input.numel())
-    if view_strides(input._shape, input.stride(), size) is not None:
+    if input.is_contiguous():
         return run(VIEW, (input,), (size, input._shape))
+    if _view_strides(input._shape, input.stride(), size) is not None:
+        return run(RESHAPE_ALIAS, (input,), (size, input._shape))
     return run(UNSAFE_VIEW, (clone(input),), (size, input._shape))
 
 
@@ -303,7 +316,8 @@ def select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     n = input._shape[d]
     if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input._shape)} at dimension {d}")
     return run(SELECT, (input,), (d, index % n, input._shape))
 
 
@@ -437,6 +451,10 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not t._shape:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
     ref = next((t for t in tensors if t._shape != (0,)), tensors[0])
     d = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(tensors):
@@ -514,3 +532,176 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
 
 def type_as(input, other):
     return to(input, other.dtype)
+
+
+# ---- more views: diagonal, unfold, as_strided, view_as_real (real/imag), movedim -------------
+def _diag_meta(src, attrs, idx, shape):
+    offset, d1, d2 = attrs[:3]
+    st = src.stride()
+    off = src._offset + (offset * st[d2] if offset >= 0 else -offset * st[d1])
+    rest = tuple(s for i, s in enumerate(st) if i not in (d1, d2))
+    return rest + (st[d1] + st[d2],), off
+
+
+def _iota_write(view_fn, sizes, grad, add=False):
+    """zeros(sizes) with the elements `view_fn` reads set to (or, add: summed with) grad."""
+    n = 1
+    for s in sizes:
+        n *= s
+    idx = view_fn(jnp.arange(n).reshape(sizes)).reshape(-1)
+    z = jnp.zeros(n, grad.dtype)
+    z = z.at[idx].add(grad.reshape(-1)) if add else z.at[idx].set(grad.reshape(-1))
+    return z.reshape(sizes)
+
+
+DIAGONAL_BACKWARD = defop("diagonal_backward", lambda grad_output, input_sizes, offset, dim1,
+                          dim2: _iota_write(lambda a: jnp.diagonal(a, offset, dim1, dim2),
+                                            input_sizes, grad_output),
+                          inputs=("grad_output",), attrs=("input_sizes", "offset", "dim1", "dim2"),
+                          node="DiagonalBackwardBackward0",
+                          grad_output=lambda grad, offset, dim1, dim2:
+                          diagonal(grad, offset, dim1, dim2))
+DIAGONAL = defop("diagonal", lambda self, offset, dim1, dim2, self_sym_sizes:
+                 jnp.diagonal(self, offset, dim1, dim2),
+                 attrs=("offset", "dim1", "dim2", "self_sym_sizes"), view=_diag_meta,
+                 self=lambda grad, offset, dim1, dim2, self_sym_sizes:
+                 run(DIAGONAL_BACKWARD, (grad,), (self_sym_sizes, offset, dim1, dim2)))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input.ndim
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return run(DIAGONAL, (input,), (offset, d1, d2, input._shape))
+
+
+def _unfold_k(self, dimension, size, step):
+    count = (self.shape[dimension] - size) // step + 1
+    idx = jnp.arange(count)[:, None] * step + jnp.arange(size)[None, :]
+    return jnp.moveaxis(jnp.take(self, idx, axis=dimension), dimension + 1, -1)
+
+
+def _unfold_meta(src, attrs, idx, shape):
+    d, size, step = attrs[:3]
+    st = list(src.stride()) if src.ndim else [1]
+    new = st[d]
+    st[d] = st[d] * step
+    return tuple(st) + (new,), src._offset
+
+
+UNFOLD_BACKWARD = defop("unfold_backward", lambda grad_in, input_sizes, dim, size, step:
+                        _iota_write(lambda a: _unfold_k(a, dim, size, step), input_sizes,
+                                    grad_in, add=True),
+                        inputs=("grad_in",), attrs=("input_sizes", "dim", "size", "step"),
+                        node="UnfoldBackwardBackward0",
+                        grad_in=lambda grad, dim, size, step: unfold(grad, dim, size, step))
+UNFOLD = defop("unfold", lambda self, dimension, size, step, self_sym_sizes:
+               _unfold_k(self, dimension, size, step),
+               attrs=("dimension", "size", "step", "self_sym_sizes"), view=_unfold_meta,
+               self=lambda grad, dimension, size, step, self_sym_sizes:
+               run(UNFOLD_BACKWARD, (grad,), (self_sym_sizes, dimension, size, step)))
+
+
+def unfold(input, dimension, size, step):
+    d = _wrap_dim(dimension, max(input.ndim, 1))
+    n = input._shape[d] if input.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return run(UNFOLD, (input,), (d, size, step, input._shape))
+
+
+def _as_strided_k(self, size, stride, storage_offset):
+    idx = jnp.asarray(storage_offset)
+    for n, s in zip(size, stride):
+        idx = idx[..., None] + jnp.arange(n) * s
+    return self.reshape(-1)[idx.reshape(size)] if size else self.reshape(-1)[storage_offset]
+
+
+AS_STRIDED_BACKWARD = defop("as_strided_backward", lambda grad, input_sizes, size, stride,
+                            storage_offset: _iota_write(
+                                lambda a: _as_strided_k(a, size, stride, storage_offset),
+                                input_sizes, grad, add=True),
+                            inputs=("grad",), attrs=("input_sizes", "size", "stride",
+                                                     "storage_offset"),
+                            node="AsStridedScatterBackward0",
+                            grad=lambda grad, size, stride, storage_offset:
+                            as_strided(grad, size, stride, storage_offset))
+AS_STRIDED = defop("as_strided", lambda self, size, stride, storage_offset, self_sym_sizes:
+                   _as_strided_k(self, size, stride, storage_offset),
+                   attrs=("size", "stride", "storage_offset", "self_sym_sizes"),
+                   view=lambda s, a, i, sh: (a[1], a[2]),
+                   self=lambda grad, size, stride, storage_offset, self_sym_sizes:
+                   run(AS_STRIDED_BACKWARD, (grad,), (self_sym_sizes, size, stride,
+                                                      storage_offset)))
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """Tensor.as_strided over the tensor's storage (eagergrad: of a base tensor, or of a
+    view with the storage offset 0 and contiguous strides)."""
+    if storage_offset is None:
+        storage_offset = input._offset
+    if not input.is_contiguous() or input._offset:
+        raise NotImplementedError("eagergrad does not implement as_strided on a view that "
+                                  "does not start its storage contiguously yet")
+    size, stride = tuple(size), tuple(stride)
+    need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride) if n) + 1
+    if any(n == 0 for n in size):
+        need = 0
+    if need > input.numel():
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {input.dtype.itemsize} "
+                           f"requiring a storage size of {need * input.dtype.itemsize} are out "
+                           f"of bounds for storage of size {input.numel() * input.dtype.itemsize}")
+    return run(AS_STRIDED, (input,), (size, stride, storage_offset, input._shape))
+
+
+def _var_meta(src, attrs, idx, shape):
+    return tuple(2 * s for s in src.stride()) + (1,), 2 * src._offset
+
+
+VIEW_AS_COMPLEX = defop("view_as_complex", lambda self: jax.lax.complex(self[..., 0],
+                                                                         self[..., 1]),
+                        self=lambda grad: view_as_real(grad))
+VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp.imag(self)], -1),
+                     view=_var_meta, self=lambda grad: run(VIEW_AS_COMPLEX, (grad,)))
+
+
+def view_as_real(input):
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return run(VIEW_AS_REAL, (input,))
+
+
+def view_as_complex(input):
+    if input._shape[-1:] != (2,):
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return run(VIEW_AS_COMPLEX, (input,))
+
+
+def _register_view_writers():
+    from .views import register_special
+
+    def write(parent, v):
+        return jax.lax.complex(v[..., 0], v[..., 1]).astype(parent.dtype)
+    register_special(VIEW_AS_REAL.fwd(()), write)
+
+
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    nd = input.ndim
+    src = [_wrap_dim(d, nd) for d in src]
+    dst = [_wrap_dim(d, nd) for d in dst]
+    order = [d for d in range(nd) if d not in src]
+    perm = [None] * nd
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(order)
+    perm = [p if p is not None else next(it) for p in perm]
+    return permute(input, perm)
+
+
+moveaxis = movedim

@@ -104,6 +104,9 @@ class CopySlices(Node):
         self._chain = chain
         self._fn = fn
 
+    def name(self):
+        return "torch::autograd::CopySlices"
+
     def apply(self, grads):
         g = grads[0]
         if g is None:
