@@ -33,7 +33,7 @@ def _make(arr):
     t._stride = None
     t._offset = 0
     t._retains_grad = False
-    t._hooks = None
+    t._hooks = t._post_acc_hooks = None
     return t
 
 
@@ -93,7 +93,8 @@ class Tensor:
 
     __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "_grad_fn",
                  "_out_nr", "grad", "_acc", "_base", "_inference", "_wrapped", "_stride",
-                 "_offset", "_retains_grad", "_hooks", "_attr_version", "_creation_meta",
+                 "_offset", "_retains_grad", "_hooks", "_post_acc_hooks", "_attr_version",
+                 "_creation_meta",
                  "__weakref__")
 
     def __new__(cls, *args, **kwargs):
@@ -268,7 +269,7 @@ class Tensor:
 
     @property
     def retains_grad(self):
-        return self._retains_grad
+        return self._retains_grad is not False and self._grad_fn is not None
 
     def _edge(self):
         """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
@@ -279,6 +280,7 @@ class Tensor:
         acc = self._acc() if self._acc is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
+            acc._tensor_pre_hooks = self._hooks  # a leaf's hooks run as its sink's
             self._acc = weakref.ref(acc)
         return (acc, 0)
 
@@ -293,7 +295,7 @@ class Tensor:
         >>> y.sum().backward(); y.grad
         tensor([1., 1.])
         """
-        if not self._rg:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
@@ -307,11 +309,55 @@ class Tensor:
                 t.grad = g.detach()._fresh_copy() if not STATE.grad else g.clone()
             else:
                 t.grad = t.grad + g
-        hooks = self.grad_fn._retain_hooks
-        if hooks is None:
-            hooks = self.grad_fn._retain_hooks = {}
-        hooks[self._out_nr] = retain
-        self._retains_grad = True
+        self._retains_grad = retain
+        self._attach_retain()
+
+    def _attach_retain(self):
+        fn = self._grad_fn
+        if fn._retain_hooks is None:
+            fn._retain_hooks = {}
+        fn._retain_hooks[self._out_nr] = self._retains_grad
+
+    def register_hook(self, hook):
+        """hook(grad) -> new grad or None, run when this tensor's gradient is computed;
+        it stays with the grad_fn the tensor has now (even after an in-place op).
+
+        >>> import eagergrad as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 3)
+        >>> (x * 2).sum().backward(); x.grad
+        tensor([6., 6.])
+        """
+        import collections
+        from .engine.graph import RemovableHandle
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        fn = self.grad_fn
+        if fn is None:
+            if self._hooks is None:
+                self._hooks = collections.OrderedDict()
+                acc = self._grad_accumulator()
+                if acc is not None:
+                    acc._tensor_pre_hooks = self._hooks
+            return RemovableHandle(self._hooks, (0, hook))
+        if fn._tensor_pre_hooks is None:
+            fn._tensor_pre_hooks = collections.OrderedDict()
+        return RemovableHandle(fn._tensor_pre_hooks, (self._out_nr, hook))
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor), run after a leaf's `.grad` was accumulated."""
+        import collections
+        from .engine.graph import RemovableHandle
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = collections.OrderedDict()
+        return RemovableHandle(self._post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaves) into the leaves' `.grad` (torch.Tensor.backward)."""

@@ -157,14 +157,16 @@ def _run_nodes(order, run, root, first, captures, captured, keep_graph):
         grads = buffers.pop(fn, None)
         if grads is None:
             grads = [None] * len(fn._meta_in)
-        if fn._tensor_pre_hooks or fn._retain_hooks:
-            grads = _tensor_pre_hooks(fn, grads)
         cap = captures.get(fn)
-        if cap:
-            for nr, idx in cap:
-                captured[idx] = grads[nr]
         if run is not None and fn not in run:
+            # not executed: tensor hooks still run, then autograd.grad captures
+            if fn._tensor_pre_hooks or fn._retain_hooks:
+                grads = _tensor_pre_hooks(fn, grads)
+            for nr, idx in cap or ():
+                captured[idx] = grads[nr]
             continue
+        for nr, idx in cap or ():  # torch captures an executed node's raw input buffer
+            captured[idx] = grads[nr]
         out = _call(fn, grads)
         if not keep_graph:
             fn._release()
@@ -190,21 +192,45 @@ def _leads(node, should):
 
 
 def _tensor_pre_hooks(fn, grads):
-    """Tensor hooks registered on the tensors this node's outputs are, then retain_grad."""
+    """Hooks of the tensors this node's inputs are the gradients of (Tensor.register_hook,
+    in registration order), then retain_grad's (as torch's call_tensor_pre_hooks)."""
     grads = list(grads)
-    for nr, hooks in list((fn._tensor_pre_hooks or {}).items()):
-        for hook in list(hooks.values()):
-            if grads[nr] is not None:
-                r = hook(grads[nr])
-                if r is not None:
-                    grads[nr] = r
+    for nr, hook in list((fn._tensor_pre_hooks or {}).values()):
+        g = grads[nr]
+        if g is not None:
+            r = hook(g)
+            if r is not None:
+                grads[nr] = _check_hook_result(hook, g, r)
     for nr, hook in list((fn._retain_hooks or {}).items()):
         if grads[nr] is not None:
             hook(grads[nr])
     return grads
 
 
+def _check_hook_result(hook, old, new):
+    from ..tensor import Tensor
+    name = getattr(hook, "__name__", repr(hook))
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Tensor or None (got {type(new).__name__})")
+    if new.dtype is not old.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{_type_name(old)} got {_type_name(new)})")
+    if new._shape != old._shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
+                           f"{_shape_str(old._shape)} got {_shape_str(new._shape)})")
+    return new
+
+
+def _type_name(t):
+    from .saved import _type_name as tn
+    return tn(t.dtype).replace("eagergrad.", "torch.")
+
+
 def _call(fn, grads):
+    """torch's call_function: tensor hooks and retain_grad, node pre-hooks, the node,
+    node post-hooks (which see the node's inputs after the pre-hooks)."""
+    if fn._tensor_pre_hooks or fn._retain_hooks:
+        grads = _tensor_pre_hooks(fn, grads)
     if fn._pre_hooks:
         for hook in list(fn._pre_hooks.values()):
             r = hook(tuple(grads))

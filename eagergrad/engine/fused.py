@@ -83,7 +83,7 @@ def _plan(order, run_set, captures):
             continue
         ran.append(i)
         if type(n) is AccumulateGrad:
-            if n.variable._hooks:
+            if n.variable._post_acc_hooks:
                 return None
             steps.append((i, AccumulateGrad, ()))
             key.append((n._sig, caps))

@@ -5,6 +5,7 @@ or None when that input needs no gradient. `_meta_in` holds `(shape, dtype)` of 
 forward output, i.e. of each gradient the node receives; the engine checks and
 reshapes gradients flowing along an edge against the target's `_meta_in`.
 """
+import collections
 import itertools
 import sys
 import threading
@@ -52,6 +53,25 @@ class Node:
     def _sequence_nr(self):
         return self._seq
 
+    def register_prehook(self, fn):
+        """fn(grad_outputs) -> new grad_outputs or None, run before this node.
+
+        >>> import eagergrad as torch
+        >>> x = torch.ones(2, requires_grad=True); y = x * 2
+        >>> h = y.grad_fn.register_prehook(lambda g: (g[0] * 10,))
+        >>> y.sum().backward(); x.grad
+        tensor([20., 20.])
+        """
+        if self._pre_hooks is None:
+            self._pre_hooks = collections.OrderedDict()
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, run after this node."""
+        if self._post_hooks is None:
+            self._post_hooks = collections.OrderedDict()
+        return RemovableHandle(self._post_hooks, fn)
+
     def apply(self, grads):
         """Gradients w.r.t. the forward inputs (one per edge) from those w.r.t. outputs."""
         raise NotImplementedError
@@ -73,6 +93,28 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+class RemovableHandle:
+    """A hook's handle: `.remove()` unregisters it (also usable as a context manager)."""
+
+    _ids = itertools.count()
+    __slots__ = ("_dicts", "id")
+
+    def __init__(self, hooks, value, extra=()):
+        self.id = next(RemovableHandle._ids)
+        self._dicts = (hooks,) + tuple(extra)
+        hooks[self.id] = value
+
+    def remove(self):
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 _sigs = {}
@@ -141,4 +183,6 @@ class AccumulateGrad(Node):
                 var.grad = old + new   # create_graph: out of place, recorded
             else:
                 old.add_(new)          # in place, as torch: `g = x.grad` sees it
+        for hook in list((var._post_acc_hooks or {}).values()):
+            hook(var)
         return []

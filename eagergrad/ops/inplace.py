@@ -71,7 +71,11 @@ def inplace(self, fn, *args, **kwargs):
     if view:
         rebase_history(self, node)
     else:
+        old = self._grad_fn
         self._grad_fn, self._out_nr, self._rg = node, out._out_nr, out._rg
+        if self._retains_grad and old is not None:  # retain_grad follows the tensor
+            old._retain_hooks.pop(snap._out_nr, None)
+            self._attach_retain()
     return self
 
 
