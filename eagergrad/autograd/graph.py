@@ -1,2 +1,171 @@
-"""torch.autograd.graph: the Node interface."""
-from ..engine.graph import Node, AccumulateGrad, GraphRoot  # noqa: F401
+"""torch.autograd.graph: the Node interface, gradient edges, hooks over several tensors,
+and saved-tensor hooks."""
+import threading
+
+import jax
+
+from ..engine.engine import current_graph_task_id, will_execute
+from ..engine.graph import AccumulateGrad, GraphRoot, Node, RemovableHandle  # noqa: F401
+from ..engine.saved import HOOKS, SavedTensor  # noqa: F401
+
+
+class GradientEdge(tuple):
+    """(node, output_nr): where the gradient of a tensor enters the graph."""
+
+    def __new__(cls, node, output_nr):
+        return super().__new__(cls, (node, output_nr))
+
+    @property
+    def node(self):
+        return self[0]
+
+    @property
+    def output_nr(self):
+        return self[1]
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge of a tensor (its grad_fn, or its AccumulateGrad for a leaf)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = tensor._edge()
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor):
+    """Bump the version counter of `tensor` (or of each tensor in an iterable)."""
+    from ..tensor import Tensor
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._vc.v += 1
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call fn once per backward over `tensors`: mode "all" with the list of their
+    gradients (None for those not computed) after the last one is computed; mode "any"
+    with the first gradient computed."""
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    if mode == "all":
+        count, buffers, expected = {}, {}, {}
+        edges = [t._edge()[0] if t.requires_grad else None for t in tensors]
+
+        def inner(idx):
+            def hook(grad):
+                task = current_graph_task_id()
+                with lock:
+                    n = count.get(task, 0)
+                    count[task] = n + 1
+                    if n == 0:
+                        buffers[task] = [None] * len(tensors)
+                        expected[task] = sum(1 for e in edges if e is not None and will_execute(e))
+                    buffers[task][idx] = grad
+                    done = n + 1 == expected[task]
+                    if done:
+                        buf = buffers.pop(task)
+                        del count[task], expected[task]
+                if done:
+                    fn(buf)
+            return hook
+        return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)
+                                  if t.requires_grad))
+    if mode == "any":
+        seen = set()
+
+        def hook(grad):
+            task = current_graph_task_id()
+            with lock:
+                first = task not in seen
+                seen.add(task)
+            if first:
+                fn(grad)
+        return _MultiHandle(tuple(t.register_hook(hook) for t in tensors if t.requires_grad))
+    raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+
+
+class saved_tensors_hooks:
+    """Pack/unpack hooks for every tensor saved for backward inside the context
+    (thread-local; nested contexts: the innermost wins).
+
+    >>> import eagergrad as torch
+    >>> calls = []
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: calls.append(1) or t,
+    ...                                              lambda t: t):
+    ...     y = x * x
+    >>> len(calls)
+    2
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if HOOKS.disabled is not None:
+            raise RuntimeError(HOOKS.disabled)
+        HOOKS.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        HOOKS.stack.pop()
+
+
+class disable_saved_tensors_hooks:
+    """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = HOOKS.disabled
+        HOOKS.disabled = self.error_message
+        if HOOKS.stack:
+            HOOKS.disabled = self._prev
+            raise RuntimeError(self.error_message)
+
+    def __exit__(self, *exc):
+        HOOKS.disabled = self._prev
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with disable_saved_tensors_hooks(self.error_message):
+                return fn(*a, **k)
+        return wrapper
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory (jax.device_put to the CPU) and come back to their
+    device when backward uses them."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        cpu = jax.devices("cpu")[0]
+
+        def pack(t):
+            a = t._value
+            dev = next(iter(a.devices())) if hasattr(a, "devices") else None
+            return dev, jax.device_put(a, cpu)
+
+        def unpack(packed):
+            from ..tensor import _make
+            dev, a = packed
+            return _make(jax.device_put(a, dev) if dev is not None else a)
+        super().__init__(pack, unpack)

@@ -7,6 +7,8 @@ output run (torch's exec_info); gradients for autograd.grad are captured at the 
 buffer of the output's node. Iterative: graph depth is bounded by memory, not the stack.
 """
 import heapq
+import itertools
+import threading
 
 from . import fused
 from .graph import GraphRoot
@@ -115,13 +117,34 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
 
     prev_mode = get_state()
     set_enabled(create_graph)
+    _TASKS.stack.append((next(_task_ids), set(order)))
     try:
         if create_graph or not fused.run(order, run, root, first, captures, captured,
                                          keep_graph):
             _run_nodes(order, run, root, first, captures, captured, keep_graph)
     finally:
+        _TASKS.stack.pop()
         restore_state(prev_mode)
     return captured
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack = []  # (task id, nodes that will execute) of the running backward calls
+
+
+_TASKS = _Tasks()
+_task_ids = itertools.count()
+
+
+def current_graph_task_id():
+    """The id of the backward running in this thread (-1 outside backward)."""
+    return _TASKS.stack[-1][0] if _TASKS.stack else -1
+
+
+def will_execute(node):
+    """Whether `node` runs (or is captured) in the backward running in this thread."""
+    return bool(_TASKS.stack) and node in _TASKS.stack[-1][1]
 
 
 def _schedule(root, deps, run, captures):

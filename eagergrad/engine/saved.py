@@ -1,4 +1,6 @@
 """SavedTensor: a tensor kept for backward, version-checked on unpack."""
+import threading
+
 from ..tensor import _make
 from .grad_mode import STATE
 
@@ -9,12 +11,24 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "if you need to access saved tensors after calling backward.")
 
 
+class _HookState(threading.local):
+    def __init__(self):
+        self.stack = []        # (pack, unpack) pairs of saved_tensors_hooks, innermost last
+        self.disabled = None   # the message of disable_saved_tensors_hooks
+
+
+HOOKS = _HookState()
+
+
 class SavedTensor:
     """A tensor saved by a node. An input is kept as the tensor object itself (so
     `x is y.grad_fn._saved_self`); an output is kept as its array, and unpacking it
-    makes a new tensor whose grad_fn is the node (no reference cycle)."""
+    makes a new tensor whose grad_fn is the node (no reference cycle). With pack/unpack
+    hooks (register_hooks, or saved_tensors_hooks when saved) only the packed object is
+    kept: pack runs once, unpack on every use."""
 
-    __slots__ = ("_t", "_arr", "_version", "_vc", "_is_output", "_freed", "_rg")
+    __slots__ = ("_t", "_arr", "_version", "_vc", "_is_output", "_freed", "_rg", "_meta",
+                 "_packed", "_unpack", "_hist")
 
     def __init__(self, t, is_output):
         if t._inference:
@@ -28,18 +42,73 @@ class SavedTensor:
         self._version = t._vc.v
         self._is_output = is_output
         self._freed = False
+        self._meta = (t._shape, t.dtype)
+        self._unpack = None
         if is_output:
             self._t = None
             self._arr = t._value
             self._rg = t._rg
         else:
             self._t = t
+        if HOOKS.stack:
+            pack, unpack = HOOKS.stack[-1]
+            self._pack(pack, unpack, t)
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack this saved tensor now with pack_hook; unpack_hook(packed) on every use."""
+        if self._freed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward.")
+        if self._unpack is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at a "
+                               "time.")
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("expected two callables as arguments")
+        t = self._t if not self._is_output else _make(self._arr)
+        self._pack(pack_hook, unpack_hook, t)
+
+    def _pack(self, pack, unpack, t):
+        from ..tensor import Tensor
+        if isinstance(t, Tensor) and t is self._t:
+            # what the node's tensor looked like, to give the unpacked one its history
+            self._hist = (t._rg, t._grad_fn, t._out_nr)
+        version = t._vc.v
+        self._packed = pack(t)
+        if t._vc.v != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook can not be modified by in-place operations as this can "
+                "lead to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+        self._unpack = unpack
+        self._t = self._arr = None
+
+    def _unpacked(self):
+        from ..tensor import Tensor
+        t = self._unpack(self._packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        return t
 
     def unpack(self, node=None):
         if self._freed:
             raise RuntimeError(_FREED)
         if self._vc.v != self._version:
             self._version_error(node)
+        if self._unpack is not None:
+            u = self._unpacked()
+            t = _make(u._value)
+            if self._is_output:
+                t._rg, t._grad_fn = self._rg, (node if self._rg else None)
+            else:
+                t._rg, t._grad_fn, t._out_nr = self._hist
+            return t
         if self._is_output:
             t = _make(self._arr)
             if self._rg:
@@ -54,13 +123,13 @@ class SavedTensor:
             raise RuntimeError(_FREED)
         if self._vc.v != self._version:
             self._version_error(node)
+        if self._unpack is not None:
+            return self._unpacked()._value
         return self._arr if self._is_output else self._t._value
 
     def _version_error(self, node):
-        t = self._t
-        shape = list(t._shape) if t is not None else list(self._arr.shape)
-        dt = (t.dtype if t is not None else None)
-        tname = _type_name(dt if dt is not None else self._arr.dtype)
+        shape, dt = list(self._meta[0]), self._meta[1]
+        tname = _type_name(dt)
         # torch 2.13 names the forward op here: ExpBackward0 -> Exp
         fwd = node.name().rstrip("0123456789").removesuffix("Backward") if node else ""
         where = f", which is output 0 of {fwd}," if self._is_output and node else ""
@@ -73,7 +142,7 @@ class SavedTensor:
 
     def free(self):
         self._freed = True
-        self._t = self._arr = None
+        self._t = self._arr = self._packed = None
 
 
 def _type_name(dt):
