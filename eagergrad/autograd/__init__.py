@@ -6,7 +6,9 @@ from ..tensor import Tensor
 from ..engine.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
                                 set_grad_enabled)
-from . import graph  # noqa: F401
+from ..engine.anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                               is_anomaly_enabled, set_detect_anomaly)
+from . import function, graph  # noqa: F401
 
 
 def _as_tuple(x):

@@ -11,6 +11,7 @@ import itertools
 import threading
 
 from . import fused
+from .anomaly import ANOMALY, run_checked
 from .graph import GraphRoot
 from .grad_mode import get_state, restore_state, set_enabled
 
@@ -72,8 +73,39 @@ def _needed(root, targets):
     return needed
 
 
+MAX_DEPTH = 60  # torch's max re-entrant depth before moving to a fresh thread
+
+
 def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
             accumulate_grad=True):
+    """Run a backward; a re-entrant one (from inside a node) nested MAX_DEPTH deep runs
+    on a new thread with this thread's grad mode and hooks, as torch's engine does."""
+    if len(_TASKS.stack) < MAX_DEPTH:
+        return _execute(root_edges, root_grads, keep_graph, create_graph, outputs,
+                        accumulate_grad)
+    from .saved import HOOKS
+    state, hooks, disabled = get_state(), list(HOOKS.stack), HOOKS.disabled
+    box = []
+
+    def target():
+        restore_state(state)
+        HOOKS.stack[:], HOOKS.disabled = hooks, disabled
+        try:
+            box.append((True, _execute(root_edges, root_grads, keep_graph, create_graph,
+                                       outputs, accumulate_grad)))
+        except BaseException as e:  # handed to the caller unchanged
+            box.append((False, e))
+    t = threading.Thread(target=target, name="eagergrad-reentrant-backward")
+    t.start()
+    t.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
+             accumulate_grad=True):
     """Run backward from `root_edges` seeded with `root_grads`.
 
     outputs: edges `(node, input_nr)` (or None) whose gradients autograd.grad returns,
@@ -119,8 +151,8 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
     set_enabled(create_graph)
     _TASKS.stack.append((next(_task_ids), set(order)))
     try:
-        if create_graph or not fused.run(order, run, root, first, captures, captured,
-                                         keep_graph):
+        if create_graph or ANOMALY.enabled or not fused.run(order, run, root, first, captures,
+                                                            captured, keep_graph):
             _run_nodes(order, run, root, first, captures, captured, keep_graph)
     finally:
         _TASKS.stack.pop()
@@ -259,7 +291,7 @@ def _call(fn, grads):
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
-    out = fn.apply(grads)
+    out = fn.apply(grads) if not ANOMALY.enabled else run_checked(fn, fn.apply, grads)
     if fn._post_hooks:
         out_t = tuple(out)
         for hook in list(fn._post_hooks.values()):

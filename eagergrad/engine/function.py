@@ -3,6 +3,7 @@ import functools
 
 from .graph import Node
 from .grad_mode import STATE, get_state, restore_state, set_enabled
+from .anomaly import ANOMALY, record as anomaly_record
 from .saved import SavedTensor
 from ..tensor import Tensor, _zeros_meta
 
@@ -42,7 +43,8 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def apply(self, grads):
         if getattr(self, "_materialize", True):
-            grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
+            grads = [g if g is not None or m[1] is None else _zeros_meta(*m)
+                     for g, m in zip(grads, self._meta_in)]
         out = self._fn.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
@@ -120,19 +122,32 @@ class Function:
         outs = (out,) if single else out
         node._next = tuple(a._edge() if t and a._rg and record else None
                            for t, a in zip(is_t, args))
+        if ANOMALY.enabled:
+            anomaly_record(node)
         non_diff = {id(t) for t in node.__dict__.get("_non_diff", ())}
-        dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
+        dirty = node.__dict__.get("_dirty", ())
+        out_ids = {id(o) for o in outs}
+        for d in dirty:
+            if id(d) not in out_ids:
+                raise RuntimeError("Some elements marked as dirty during the forward method were "
+                                   "not returned as output. The inputs that are modified inplace "
+                                   "must all be outputs of the Function.")
+            if record and d._grad_fn is None and d._rg:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            if record and d._base is not None:
+                raise NotImplementedError("eagergrad does not implement mark_dirty on a view "
+                                          "with autograd yet")
+            d._vc.v += 1
+        dirty = {id(d) for d in dirty}
         inputs = {id(a) for a, t in zip(args, is_t) if t}
         res = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 if id(o) in inputs and id(o) not in dirty:
-                    o = o.detach()  # an input returned as is: a new tensor, as torch's view
-                    o._vc = type(o._vc)()
+                    o = _view_alias(o)  # an input returned as is: a view of it, as torch
                 if record and id(o) not in non_diff and o.dtype._kind >= 2:
                     o._rg, o._grad_fn, o._out_nr = True, node, i
-                    if id(o) in dirty:
-                        o._vc.v += 1
             res.append(o)
         node._meta_in = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)
                               for o in res)
@@ -142,6 +157,16 @@ class Function:
             node._saved = [None if s is None else SavedTensor(s, id(s) in outs_ids)
                            for s in to_save]
         return res[0] if single else tuple(res)
+
+
+def _view_alias(t):
+    """A view of `t` with an empty view chain (shares storage and version counter)."""
+    v = t.detach()
+    v._base = t._base if t._base is not None else t
+    if v._vchain is None:
+        v._vchain, v._arr, v._gen = (), t._value, t._st.gen
+    v._attr_version, v._creation_meta = t._vc.v, None
+    return v
 
 
 def once_differentiable(fn):

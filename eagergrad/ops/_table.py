@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
+from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, _seq, intern_sig
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
@@ -274,6 +275,8 @@ def _record(op, tensors, attrs, outs):
     node._seq = next(_seq)
     node._metadata = node._pre_hooks = node._post_hooks = None
     node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
+    if ANOMALY.enabled:
+        anomaly_record(node)
     node._attrs = attrs
     n_var = node._n_var = len(tensors) - nfix if op.var_diff else 0
     req = tuple(t._rg for t in diff)
