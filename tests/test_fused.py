@@ -105,3 +105,58 @@ def test_fused_frees_saved_tensors_without_retain_graph():
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * (np.exp([1.0, 2.0]) * np.array([2.0, 3.0])))
+
+
+def _hooked_program(m, log, replace_at):
+    """A chain with tensor hooks on non-leaves and leaves, retain_grad and a post-
+    accumulate hook; the hook at position `replace_at` returns a new gradient."""
+    x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = m.tensor([1.5, 0.25, -0.5], requires_grad=True)
+    x.register_hook(lambda g: log.append(("x", g.tolist())))
+    w.register_post_accumulate_grad_hook(lambda t: log.append(("w acc", t.grad.tolist())))
+    y = x
+    for k in range(4):
+        y = (y * w).sin()
+        y.register_hook(lambda g, k=k: (log.append((k, g.tolist())),
+                                        g * 2 if k == replace_at else None)[1])
+        if k == 1:
+            y.retain_grad()
+            mid = y
+    y.sum().backward()
+    log.append(("grads", x.grad.tolist(), w.grad.tolist(), mid.grad.tolist()))
+
+
+@pytest.mark.parametrize("replace_at", [None, 0, 2])
+def test_fused_tensor_hooks_run_in_order_and_can_replace(replace_at):
+    expected = []
+    _hooked_program(torch, expected, replace_at)
+    fused._cache.clear()
+    for _ in range(3):  # first sighting node by node, then fused (+ resume when replaced)
+        log = []
+        _hooked_program(eg, log, replace_at)
+        assert [e[0] for e in log] == [e[0] for e in expected]
+        for a, b in zip(log, expected):
+            np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in a[1:]]),
+                                       np.concatenate([np.ravel(v) for v in b[1:]]), rtol=1e-6)
+    assert any(callable(v) for v in fused._cache.values())
+
+
+def test_fused_autograd_grad_with_hooked_inputs():
+    def prog(m, log):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        a = x * 3
+        b = a.exp() * 2
+        a.register_hook(lambda g: log.append(("a", g.tolist())))
+        x.register_hook(lambda g: log.append(("x", g.tolist())))
+        ga, gx = m.autograd.grad(b.sum(), [a, x])
+        log.append(("out", ga.tolist(), gx.tolist()))
+    expected = []
+    prog(torch, expected)
+    fused._cache.clear()
+    for _ in range(3):
+        log = []
+        prog(eg, log)
+        assert [e[0] for e in log] == [e[0] for e in expected]
+        for a, b in zip(log, expected):
+            np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in a[1:]]),
+                                       np.concatenate([np.ravel(v) for v in b[1:]]), rtol=1e-6)

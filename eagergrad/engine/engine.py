@@ -12,7 +12,7 @@ import threading
 
 from . import fused
 from .anomaly import ANOMALY, run_checked
-from .graph import GraphRoot
+from .graph import AccumulateGrad, GraphRoot
 from .grad_mode import get_state, restore_state, set_enabled
 
 
@@ -149,11 +149,19 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
 
     prev_mode = get_state()
     set_enabled(create_graph)
-    _TASKS.stack.append((next(_task_ids), set(order)))
+    _TASKS.stack.append((next(_task_ids), order))
     try:
-        if create_graph or ANOMALY.enabled or not fused.run(order, run, root, first, captures,
-                                                            captured, keep_graph):
-            _run_nodes(order, run, root, first, captures, captured, keep_graph)
+        done = False
+        if not create_graph and not ANOMALY.enabled:
+            done = fused.run(order, run, root, first, captures, captured, _tensor_pre_hooks)
+        if done is None:
+            if not keep_graph:
+                for fn in order:
+                    if run is None or fn in run:
+                        fn._release()
+        else:
+            _run_nodes(order, run, root, first, captures, captured, keep_graph,
+                       done or None)
     finally:
         _TASKS.stack.pop()
         restore_state(prev_mode)
@@ -176,7 +184,7 @@ def current_graph_task_id():
 
 def will_execute(node):
     """Whether `node` runs (or is captured) in the backward running in this thread."""
-    return bool(_TASKS.stack) and node in _TASKS.stack[-1][1]
+    return bool(_TASKS.stack) and node in _TASKS.stack[-1][1]  # the schedule (a list)
 
 
 def _schedule(root, deps, run, captures):
@@ -205,27 +213,42 @@ def _schedule(root, deps, run, captures):
     return order
 
 
-def _run_nodes(order, run, root, first, captures, captured, keep_graph):
-    """Execute `order` one node at a time, summing gradients in per-node input buffers."""
+def _run_nodes(order, run, root, first, captures, captured, keep_graph, resume=None):
+    """Execute `order` one node at a time, summing gradients in per-node input buffers.
+
+    resume=(k, grads): the fused backward already ran everything up to node k (see NOTE
+    [fused backward]) and k's tensor hooks gave `grads`: nodes before k only rebuild
+    their buffers, silently; the rest runs as usual."""
     buffers = {root: first}
-    for fn in order:
+    start, hooked = resume if resume is not None else (0, None)
+    for pos, fn in enumerate(order):
         grads = buffers.pop(fn, None)
         if grads is None:
             grads = [None] * len(fn._meta_in)
-        cap = captures.get(fn)
-        if run is not None and fn not in run:
-            # not executed: tensor hooks still run, then autograd.grad captures
-            if fn._tensor_pre_hooks or fn._retain_hooks:
+        executes = run is None or fn in run
+        if pos < start:
+            if not executes or type(fn) is AccumulateGrad:
+                continue
+            out = _validate(fn, list(fn.apply(grads)))
+            if not keep_graph:
+                fn._release()
+        else:
+            cap = captures.get(fn)
+            raw = grads
+            if pos == start and hooked is not None:
+                grads = hooked  # its tensor hooks already ran
+            elif fn._tensor_pre_hooks or fn._retain_hooks:
                 grads = _tensor_pre_hooks(fn, grads)
-            for nr, idx in cap or ():
-                captured[idx] = grads[nr]
-            continue
-        for nr, idx in cap or ():  # torch captures an executed node's raw input buffer
-            captured[idx] = grads[nr]
-        out = _call(fn, grads)
-        if not keep_graph:
-            fn._release()
-        out = _validate(fn, out)
+            if not executes:
+                for nr, idx in cap or ():  # a skipped node: captured after tensor hooks
+                    captured[idx] = grads[nr]
+                continue
+            for nr, idx in cap or ():  # torch captures an executed node's raw buffer
+                captured[idx] = raw[nr]
+            out = _call(fn, grads)
+            if not keep_graph:
+                fn._release()
+            out = _validate(fn, out)
         for i, e in enumerate(fn._next):
             if e is None:
                 continue
@@ -282,10 +305,8 @@ def _type_name(t):
 
 
 def _call(fn, grads):
-    """torch's call_function: tensor hooks and retain_grad, node pre-hooks, the node,
-    node post-hooks (which see the node's inputs after the pre-hooks)."""
-    if fn._tensor_pre_hooks or fn._retain_hooks:
-        grads = _tensor_pre_hooks(fn, grads)
+    """torch's call_function after the tensor hooks (and retain_grad): node pre-hooks,
+    the node, node post-hooks (which see the node's inputs after the pre-hooks)."""
     if fn._pre_hooks:
         for hook in list(fn._pre_hooks.values()):
             r = hook(tuple(grads))

@@ -1,16 +1,19 @@
 """Fused backward: run a whole scheduled graph as one XLA computation.
 
-NOTE [fused backward]: with create_graph=False and no hooks, the per-node backward
-(one jit dispatch per node) is replaced by a single jitted function that runs every
-node's pure vjp in the engine's schedule order and returns what the AccumulateGrad
-sinks and the autograd.grad captures receive. Semantics are unchanged: the schedule,
-pruning, buffer sums and AccumulateGrad updates are the same; only the dispatching
-differs. The cache key is the graph's structure: every node's `_sig` (interned when
-the node was recorded) and the wiring. A graph is compiled the second time its key is
-seen, so one-off graphs never pay a compile. Anything else (hooks, custom Functions, a
-version-counter or freed-buffer error, a formula that raises) takes the per-node path,
-which reproduces torch's behaviour to the letter, including what was accumulated
-before an error.
+NOTE [fused backward]: with create_graph=False and no node pre/post hooks, the
+per-node backward (one jit dispatch per node) is replaced by a single jitted function
+that runs every node's pure vjp in the engine's schedule order and returns what the
+AccumulateGrad sinks and the autograd.grad captures receive, plus the incoming
+gradients of every node that has tensor hooks (or retain_grad). Then, in schedule
+order, tensor hooks run on those gradients and AccumulateGrads apply theirs, so hooks
+and accumulation interleave exactly as node by node. A hook that returns a new
+gradient changes everything downstream: the engine then resumes node by node from
+that node (the nodes before it are re-run silently to rebuild their buffers).
+The cache key is the graph's structure: every node's `_sig` (interned when the node
+was recorded), the wiring and which nodes have tensor hooks. A structure is compiled
+the second time it is seen, so one-off graphs never pay a compile. Anything else
+(node hooks, custom Functions, a version-counter or freed-buffer error, a formula that
+raises) takes the per-node path, which reproduces torch's behaviour to the letter.
 """
 import collections
 
@@ -24,14 +27,16 @@ _cache = collections.OrderedDict()  # key -> compiled fn | 0 (seen once) | False
 _SKIP = -1
 
 
-def run(order, run_set, root, first, captures, captured, keep_graph):
-    """Execute `order` fused when possible; False when the per-node path must run."""
+def run(order, run_set, root, first, captures, captured, tensor_hooks):
+    """Execute `order` fused when possible. Returns None when done; False when the
+    per-node path must run instead; (position, gradients) when a tensor hook replaced a
+    gradient and the per-node path must resume there."""
     if not ENABLED:
         return False
     plan = _plan(order, run_set, captures)
     if plan is None:
         return False
-    key, steps, cap_slots, ran = plan
+    key, steps, cap_slots, saved = plan
     if not isinstance(root, GraphRoot):
         key = (key, tuple(g is not None for g in first))
     entry = _cache.get(key)
@@ -45,69 +50,77 @@ def run(order, run_set, root, first, captures, captured, keep_graph):
     try:
         if entry == 0:
             entry = _cache[key] = _compile(order, steps, cap_slots, root, first)
-        acc_out, cap_out = entry(*_arguments(order, ran, root, first))
+        roots = ([g._value for g in root._grads] if isinstance(root, GraphRoot) else
+                 [g._value for g in first if g is not None])
+        acc_out, cap_out, tap_out = entry(roots, saved)
     except Exception:
         if not callable(_cache.get(key)):
             _cache[key] = False
         return False  # the per-node path raises what torch raises, where torch does
-    _cache.move_to_end(key)
+    try:
+        _cache.move_to_end(key)
+    except KeyError:  # evicted meanwhile by another thread
+        pass
     from ..tensor import _make
-    for (i, _, _), a in zip((s for s in steps if s[1] is AccumulateGrad), acc_out):
-        if a is not None:
-            order[i].apply([_make(a)])
     for (_, _, idx), a in zip(cap_slots, cap_out):
-        if a is not None:
-            captured[idx] = _make(a)
-    if not keep_graph:
-        for i in ran:
-            order[i]._release()
-    return True
+        captured[idx] = None if a is None else _make(a)
+    acc_it, tap_it = iter(acc_out), iter(tap_out)
+    for i, kind, _, tapped in steps:
+        node = order[i]
+        grads = None
+        if tapped:
+            raw = [None if a is None else _make(a) for a in next(tap_it)]
+            grads = tensor_hooks(node, raw)
+            if any(g is not r for g, r in zip(grads, raw)):
+                return i, grads
+            for nr, idx in captures.get(node, ()):
+                captured[idx] = grads[nr]
+        if kind is AccumulateGrad:
+            a = next(acc_it)
+            if a is not None:
+                node.apply([grads[0] if grads is not None else _make(a)])
+    return None
 
 
 def _plan(order, run_set, captures):
-    """The run's structure: a hashable key, the steps (index, kind, edges), the capture
-    slots and the indices of the nodes that run. None when it cannot be fused."""
+    """The run's structure (a hashable key and the steps to trace), the capture slots,
+    and the saved arrays of the nodes that run. None when it cannot be fused."""
     index = {n: i for i, n in enumerate(order)}
-    key, steps, cap_slots, ran = [], [], [], []
-    for i, n in enumerate(order):
-        if n._sig is None or n._pre_hooks or n._post_hooks or n._tensor_pre_hooks or \
-                n._retain_hooks:
-            return None
-        caps = captures.get(n)
-        if caps:
-            cap_slots.extend((i, nr, idx) for nr, idx in caps)
-            caps = tuple(caps)
-        if run_set is not None and n not in run_set:
-            steps.append((i, _SKIP, ()))
-            key.append((_SKIP, caps))
-            continue
-        ran.append(i)
-        if type(n) is AccumulateGrad:
-            if n.variable._post_acc_hooks:
+    key, steps, cap_slots, saved = [], [], [], []
+    try:
+        for i, n in enumerate(order):
+            if n._sig is None or n._pre_hooks or n._post_hooks:
                 return None
-            steps.append((i, AccumulateGrad, ()))
-            key.append((n._sig, caps))
-            continue
-        edges = []
-        for e in n._next:
-            j = None
-            if e is not None and (run_set is None or e[0] in run_set or e[0] in captures):
-                j = index.get(e[0])
-            edges.append(None if j is None else (j, e[1]))
-        edges = tuple(edges)
-        steps.append((i, type(n) if type(n) is GraphRoot else n, edges))
-        key.append((n._sig, edges, caps))
-    return tuple(key), steps, cap_slots, ran
-
-
-def _arguments(order, ran, root, first):
-    if isinstance(root, GraphRoot):
-        roots = [g._value for g in root._grads]
-    else:
-        roots = [g._value for g in first if g is not None]
-    saved = [order[i]._saved_arrays() for i in ran
-             if type(order[i]) is not AccumulateGrad and type(order[i]) is not GraphRoot]
-    return roots, saved
+            tapped = bool(n._tensor_pre_hooks or n._retain_hooks)
+            caps = captures.get(n)
+            if caps:
+                cap_slots.extend((i, nr, idx) for nr, idx in caps)
+                caps = tuple(caps)
+            if run_set is not None and n not in run_set:
+                steps.append((i, _SKIP, (), tapped))
+                key.append((_SKIP, caps, tapped))
+                continue
+            t = type(n)
+            if t is AccumulateGrad:
+                steps.append((i, AccumulateGrad, (), tapped))
+                key.append((n._sig, caps, tapped))
+                continue
+            edges = []
+            for e in n._next:
+                j = None
+                if e is not None and (run_set is None or e[0] in run_set or e[0] in captures):
+                    j = index.get(e[0])
+                edges.append(None if j is None else (j, e[1]))
+            edges = tuple(edges)
+            if t is GraphRoot:
+                steps.append((i, GraphRoot, edges, tapped))
+            else:
+                steps.append((i, n, edges, tapped))
+                saved.append(n._saved_arrays())
+            key.append((n._sig, edges, caps, tapped))
+    except Exception:
+        return None  # e.g. a saved tensor modified in place: the per-node path raises it
+    return tuple(key), steps, cap_slots, saved
 
 
 def _compile(order, steps, cap_slots, root, first):
@@ -116,15 +129,16 @@ def _compile(order, steps, cap_slots, root, first):
     present = {0: {j for j, g in enumerate(first) if g is not None}} \
         if not isinstance(root, GraphRoot) else {}
     plan = []
-    for i, kind, edges in steps:
+    for i, kind, edges, tapped in steps:
         ins = present.pop(i, set())
+        n_in = len(order[i]._meta_in)
         if kind is _SKIP or kind is AccumulateGrad or kind is GraphRoot:
-            plan.append((i, kind, None, edges))
+            plan.append((i, kind, None, edges, n_in if tapped else 0))
         else:
             node = kind
-            nones = tuple(j not in ins for j in range(len(node._meta_in)))
+            nones = tuple(j not in ins for j in range(n_in))
             fn = node._pure_vjp(nones)() if ins else None
-            plan.append((i, fn, nones, edges if ins else ()))
+            plan.append((i, fn, nones, edges if ins else (), n_in if tapped else 0))
         if kind is GraphRoot or ins:
             for e in edges:
                 if e is not None:
@@ -135,14 +149,16 @@ def _compile(order, steps, cap_slots, root, first):
 
     def fused(roots, saved):
         bufs = {} if is_graph_root else {0: dict(zip(root_slots, roots))}
-        acc_out, cap_out = [], [None] * len(cap_slots)
+        acc_out, taps, cap_out = [], [], [None] * len(cap_slots)
         s_iter = iter(saved)
-        for i, fn, nones, edges in plan:
+        for i, fn, nones, edges, tap in plan:
             buf = bufs.pop(i, {})
             for nr, g in buf.items():
                 k = cap_index.get((i, nr))
                 if k is not None:
                     cap_out[k] = g
+            if tap:
+                taps.append([buf.get(j) for j in range(tap)])
             if fn is _SKIP:
                 continue
             if fn is AccumulateGrad:
@@ -159,6 +175,6 @@ def _compile(order, steps, cap_slots, root, first):
                 if e is not None and g is not None:
                     b = bufs.setdefault(e[0], {})
                     b[e[1]] = b[e[1]] + g if e[1] in b else g
-        return acc_out, cap_out
+        return acc_out, cap_out, taps
 
     return jax.jit(fused)
