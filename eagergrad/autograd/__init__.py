@@ -14,7 +14,7 @@ from . import function, graph  # noqa: F401
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -76,6 +76,9 @@ def _root_edges(outputs):
 def _input_edges(inputs):
     edges = []
     for t in inputs:
+        if isinstance(t, graph.GradientEdge):
+            edges.append((t.node, t.output_nr))
+            continue
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append((t.grad_fn, t._out_nr) if t.grad_fn is not None else
@@ -108,7 +111,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     outs = None
     if inputs is not None:
         for t in inputs:
-            t.retain_grad()  # before the requires_grad check, as torch
+            if isinstance(t, Tensor):
+                t.retain_grad()  # before the requires_grad check, as torch
         outs = _input_edges(inputs)
     execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=True)
 

@@ -1,6 +1,7 @@
 """torch.autograd.graph: the Node interface, gradient edges, hooks over several tensors,
 and saved-tensor hooks."""
 import threading
+from typing import NamedTuple, Optional
 
 import jax
 
@@ -9,19 +10,13 @@ from ..engine.graph import AccumulateGrad, GraphRoot, Node, RemovableHandle  # n
 from ..engine.saved import HOOKS, SavedTensor  # noqa: F401
 
 
-class GradientEdge(tuple):
-    """(node, output_nr): where the gradient of a tensor enters the graph."""
+class GradientEdge(NamedTuple):
+    """(node, output_nr): where the gradient of a tensor enters the graph; usable in
+    place of the tensor as an input of autograd.grad and backward(inputs=...)."""
 
-    def __new__(cls, node, output_nr):
-        return super().__new__(cls, (node, output_nr))
-
-    @property
-    def node(self):
-        return self[0]
-
-    @property
-    def output_nr(self):
-        return self[1]
+    node: Node
+    output_nr: int
+    ownership_token: Optional[Node] = None  # torch's: keeps a Python node's graph alive
 
 
 def get_gradient_edge(tensor):
@@ -63,7 +58,11 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     lock = threading.Lock()
     if mode == "all":
         count, buffers, expected = {}, {}, {}
-        edges = [t._edge()[0] if t.requires_grad else None for t in tensors]
+        edges = []
+        for t in tensors:
+            if not t.requires_grad:
+                raise AssertionError("Expected gradient function to be set")
+            edges.append(t._edge()[0])
 
         def inner(idx):
             def hook(grad):
@@ -73,7 +72,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                     count[task] = n + 1
                     if n == 0:
                         buffers[task] = [None] * len(tensors)
-                        expected[task] = sum(1 for e in edges if e is not None and will_execute(e))
+                        expected[task] = sum(1 for e in edges if will_execute(e))
                     buffers[task][idx] = grad
                     done = n + 1 == expected[task]
                     if done:
@@ -82,8 +81,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 if done:
                     fn(buf)
             return hook
-        return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)
-                                  if t.requires_grad))
+        return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)))
     if mode == "any":
         seen = set()
 

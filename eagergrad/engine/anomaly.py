@@ -15,8 +15,9 @@ ANOMALY = _State()
 
 
 def record(node):
-    """Called when a node is created in anomaly mode: keep the forward traceback."""
-    node._anomaly_trace = traceback.format_stack()[:-2]
+    """Called when a node is created in anomaly mode: keep the forward traceback (also
+    where torch shows it, node.metadata["traceback_"])."""
+    node._anomaly_trace = node.metadata["traceback_"] = traceback.format_stack()[:-2]
 
 
 def is_anomaly_enabled():
@@ -74,16 +75,18 @@ class detect_anomaly:
         return wrapper
 
 
+def report(fn):
+    """Warn with the forward traceback of node `fn`, whose evaluation (hooks, the node,
+    its NaN check) raised: torch's print_stack."""
+    trace = fn._anomaly_trace
+    if trace:
+        warnings.warn(f"Error detected in {fn.name()}. Traceback of forward call that "
+                      f"caused the error:\n{''.join(trace)}", stacklevel=3)
+
+
 def run_checked(fn, apply, grads):
-    """`apply(grads)` with anomaly reporting for node `fn` (engine use)."""
-    try:
-        out = apply(grads)
-    except Exception:
-        trace = fn._anomaly_trace
-        if trace:
-            warnings.warn(f"Error detected in {fn.name()}. Traceback of forward call that "
-                          f"caused the error:\n{''.join(trace)}", stacklevel=2)
-        raise
+    """`apply(grads)` with the NaN check of anomaly mode for node `fn` (engine use)."""
+    out = apply(grads)
     if ANOMALY.check_nan:
         import numpy as np
         for i, g in enumerate(out):

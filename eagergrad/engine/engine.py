@@ -11,7 +11,7 @@ import itertools
 import threading
 
 from . import fused
-from .anomaly import ANOMALY, run_checked
+from .anomaly import ANOMALY, report as anomaly_report, run_checked
 from .graph import AccumulateGrad, GraphRoot
 from .grad_mode import get_state, restore_state, set_enabled
 
@@ -27,6 +27,11 @@ def _expandable(src, dst):
         if a != b and a != 1:
             return False
     return True
+
+
+_R_TO_C = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+           "grad_is_complex) to be true, but got false.  (Could this error message be "
+           "improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def _validate(fn, outputs):
@@ -49,7 +54,11 @@ def _validate(fn, outputs):
                     f"{_shape_str(shape)}")
             g = g.sum_to_size(shape)
         if g.dtype is not dt:
-            g = (g.real if g.dtype.is_complex and not dt.is_complex else g).to(dt)
+            if g.dtype.is_complex and not dt.is_complex:
+                if not fn._builtin:  # a custom backward's: torch's check
+                    raise RuntimeError(_R_TO_C)
+                g = g.real  # a built-in node's: torch's handle_r_to_c
+            g = g.to(dt)
         outputs[i] = g
     return outputs
 
@@ -149,7 +158,7 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
 
     prev_mode = get_state()
     set_enabled(create_graph)
-    _TASKS.stack.append((next(_task_ids), order))
+    _TASKS.stack.append((next(_task_ids), order, captures))
     try:
         done = False
         if not create_graph and not ANOMALY.enabled:
@@ -183,8 +192,18 @@ def current_graph_task_id():
 
 
 def will_execute(node):
-    """Whether `node` runs (or is captured) in the backward running in this thread."""
-    return bool(_TASKS.stack) and node in _TASKS.stack[-1][1]  # the schedule (a list)
+    """Whether `node` runs (or is captured) in the backward running in this thread
+    (torch's _will_engine_execute_node, with its error for a leaf autograd.grad captures)."""
+    if not _TASKS.stack:
+        return False
+    _, order, captures = _TASKS.stack[-1]
+    if node not in order:  # the schedule (a list)
+        return False
+    if node in captures and all(e is None for e in node._next):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not "
+                           "supported.")
+    return True
 
 
 def _schedule(root, deps, run, captures):
@@ -221,48 +240,53 @@ def _run_nodes(order, run, root, first, captures, captured, keep_graph, resume=N
     their buffers, silently; the rest runs as usual."""
     buffers = {root: first}
     start, hooked = resume if resume is not None else (0, None)
-    for pos, fn in enumerate(order):
-        grads = buffers.pop(fn, None)
-        if grads is None:
-            grads = [None] * len(fn._meta_in)
-        executes = run is None or fn in run
-        if pos < start:
-            if not executes or type(fn) is AccumulateGrad:
-                continue
-            out = _validate(fn, list(fn.apply(grads)))
-            if not keep_graph:
-                fn._release()
-        else:
-            cap = captures.get(fn)
-            raw = grads
-            if pos == start and hooked is not None:
-                grads = hooked  # its tensor hooks already ran
-            elif fn._tensor_pre_hooks or fn._retain_hooks:
-                grads = _tensor_pre_hooks(fn, grads)
-            if not executes:
-                for nr, idx in cap or ():  # a skipped node: captured after tensor hooks
-                    captured[idx] = grads[nr]
-                continue
-            for nr, idx in cap or ():  # torch captures an executed node's raw buffer
-                captured[idx] = raw[nr]
-            out = _call(fn, grads)
-            if not keep_graph:
-                fn._release()
-            out = _validate(fn, out)
-        for i, e in enumerate(fn._next):
-            if e is None:
-                continue
-            g = out[i]
-            if g is None:
-                continue
-            c, nr = e
-            if run is not None and c not in run and c not in captures:
-                continue
-            buf = buffers.get(c)
-            if buf is None:
-                buf = buffers[c] = [None] * len(c._meta_in)
-            old = buf[nr]
-            buf[nr] = g if old is None else old + g
+    fn = None
+    try:
+        for pos, fn in enumerate(order):
+            grads = buffers.pop(fn, None)
+            if grads is None:
+                grads = [None] * len(fn._meta_in)
+            executes = run is None or fn in run
+            if pos < start:
+                if not executes or type(fn) is AccumulateGrad:
+                    continue
+                out = _validate(fn, list(fn.apply(grads)))
+                if not keep_graph:
+                    fn._release()
+            else:
+                cap = captures.get(fn)
+                raw = grads
+                if pos == start and hooked is not None:
+                    grads = hooked  # its tensor hooks already ran
+                elif fn._tensor_pre_hooks or fn._retain_hooks:
+                    grads = _tensor_pre_hooks(fn, grads)
+                if not executes:
+                    for nr, idx in cap or ():  # a skipped node: captured after tensor hooks
+                        captured[idx] = grads[nr]
+                    continue
+                for nr, idx in cap or ():  # torch captures an executed node's raw buffer
+                    captured[idx] = raw[nr]
+                out = _call(fn, grads, run, captures)
+                if not keep_graph:
+                    fn._release()
+            for i, e in enumerate(fn._next):
+                if e is None:
+                    continue
+                g = out[i]
+                if g is None:
+                    continue
+                c, nr = e
+                if run is not None and c not in run and c not in captures:
+                    continue
+                buf = buffers.get(c)
+                if buf is None:
+                    buf = buffers[c] = [None] * len(c._meta_in)
+                old = buf[nr]
+                buf[nr] = g if old is None else old + g
+    except Exception:
+        if ANOMALY.enabled and fn is not None:
+            anomaly_report(fn)  # torch's print_stack for the node that failed
+        raise
 
 
 def _leads(node, should):
@@ -270,32 +294,52 @@ def _leads(node, should):
 
 
 def _tensor_pre_hooks(fn, grads):
-    """Hooks of the tensors this node's inputs are the gradients of (Tensor.register_hook,
-    in registration order), then retain_grad's (as torch's call_tensor_pre_hooks)."""
+    """Hooks of the tensors this node's inputs are the gradients of (Tensor.register_hook:
+    one dict per tensor, in the order of their first hooks, each in registration order),
+    called even on a None gradient; then retain_grad's (as torch's call_tensor_pre_hooks)."""
     grads = list(grads)
-    for nr, hook in list((fn._tensor_pre_hooks or {}).values()):
-        g = grads[nr]
-        if g is not None:
+    for nr, hooks in list((fn._tensor_pre_hooks or {}).items()):
+        for hook in list(hooks.values()):
+            g = grads[nr]
             r = hook(g)
-            if r is not None:
-                grads[nr] = _check_hook_result(hook, g, r)
+            if r is not None and r is not g:
+                grads[nr] = _check_single(hook, g, r)
     for nr, hook in list((fn._retain_hooks or {}).items()):
         if grads[nr] is not None:
             hook(grads[nr])
     return grads
 
 
-def _check_hook_result(hook, old, new):
+def _hook_name(hook):
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _check_single(hook, old, new):
+    """torch's check_single_result: what a hook may put in place of a gradient."""
     from ..tensor import Tensor
-    name = getattr(hook, "__name__", repr(hook))
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(new, Tensor):
-        raise TypeError(f"expected Tensor or None (got {type(new).__name__})")
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     if new.dtype is not old.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
                            f"{_type_name(old)} got {_type_name(new)})")
     if new._shape != old._shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
-                           f"{_shape_str(old._shape)} got {_shape_str(new._shape)})")
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return new
+
+
+def _check_tuple(hook, old, new):
+    """torch's check_result: a node pre- or post-hook's replacement gradients."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        if n is not None:
+            _check_single(hook, o, n)
     return new
 
 
@@ -304,20 +348,28 @@ def _type_name(t):
     return tn(t.dtype).replace("eagergrad.", "torch.")
 
 
-def _call(fn, grads):
+def _call(fn, grads, run=None, captures=None):
     """torch's call_function after the tensor hooks (and retain_grad): node pre-hooks,
-    the node, node post-hooks (which see the node's inputs after the pre-hooks)."""
+    the node, its outputs validated, node post-hooks (which see the node's inputs after
+    the pre-hooks and, from a generated node, None for the edges this backward prunes)."""
     if fn._pre_hooks:
+        go = tuple(grads)
         for hook in list(fn._pre_hooks.values()):
-            r = hook(tuple(grads))
-            if r is not None:
-                grads = list(r)
+            r = hook(go)
+            if r is not None and r is not go:
+                go = _check_tuple(hook, go, r)
+        grads = list(go)
     out = fn.apply(grads) if not ANOMALY.enabled else run_checked(fn, fn.apply, grads)
+    out = _validate(fn, list(out))
     if fn._post_hooks:
+        if run is not None and fn._builtin:
+            out = [g if e is not None and (e[0] in run or e[0] in captures) else None
+                   for g, e in zip(out, fn._next)]
         out_t = tuple(out)
+        go = tuple(grads)
         for hook in list(fn._post_hooks.values()):
-            r = hook(out_t, tuple(grads))
-            if r is not None:
-                out_t = tuple(r)
+            r = hook(out_t, go)
+            if r is not None and r is not out_t:
+                out_t = _check_tuple(hook, out_t, r)
         out = list(out_t)
-    return list(out)
+    return out

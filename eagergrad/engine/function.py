@@ -40,6 +40,7 @@ class BackwardCFunction(FunctionCtx, Node):
     """The node of a custom Function call; named `<FunctionName>Backward`."""
 
     _fn = None
+    _builtin = False  # backward returns what it returns, checked (torch's PyNode)
 
     def apply(self, grads):
         if getattr(self, "_materialize", True):
@@ -54,6 +55,9 @@ class BackwardCFunction(FunctionCtx, Node):
         if len(out) != n:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(out)})")
+        for g in out:
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         return [g if e is not None else None for g, e in zip(out, self._next)]
 
     def _release(self):
@@ -107,7 +111,7 @@ class Function:
         Node.__init__(node)
         is_t = [isinstance(a, Tensor) for a in args]
         record = STATE.grad and any(t and a._rg for t, a in zip(is_t, args))
-        node.needs_input_grad = tuple(t and a._rg and record for t, a in zip(is_t, args))
+        node.needs_input_grad = tuple(t and a._rg for t, a in zip(is_t, args))  # grad mode aside
         prev = get_state()
         set_enabled(False)
         try:
@@ -128,17 +132,20 @@ class Function:
         dirty = node.__dict__.get("_dirty", ())
         out_ids = {id(o) for o in outs}
         for d in dirty:
+            d._vc.v += 1  # all of them first, as torch's _mark_dirty (even if raising below)
+        for d in dirty:
             if id(d) not in out_ids:
-                raise RuntimeError("Some elements marked as dirty during the forward method were "
-                                   "not returned as output. The inputs that are modified inplace "
-                                   "must all be outputs of the Function.")
+                continue
             if record and d._grad_fn is None and d._rg:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
             if record and d._base is not None:
                 raise NotImplementedError("eagergrad does not implement mark_dirty on a view "
                                           "with autograd yet")
-            d._vc.v += 1
+        if any(id(d) not in out_ids for d in dirty):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
         dirty = {id(d) for d in dirty}
         inputs = {id(a) for a, t in zip(args, is_t) if t}
         res = []
@@ -153,6 +160,10 @@ class Function:
                               for o in res)
         to_save = node.__dict__.pop("_to_save", None)
         if to_save is not None:
+            for i, s in enumerate(to_save):
+                if s is not None and not isinstance(s, Tensor):
+                    raise TypeError("save_for_backward can only save variables, but argument "
+                                    f"{i} is of type {type(s).__name__}")
             outs_ids = {id(o) for o in res if isinstance(o, Tensor)}
             node._saved = [None if s is None else SavedTensor(s, id(s) in outs_ids)
                            for s in to_save]
@@ -165,18 +176,56 @@ def _view_alias(t):
     v._base = t._base if t._base is not None else t
     if v._vchain is None:
         v._vchain, v._arr, v._gen = (), t._value, t._st.gen
-    v._attr_version, v._creation_meta = t._vc.v, None
+    v._attr_version, v._creation_meta, v._view_rg = t._vc.v, None, False
     return v
 
 
+class _Error(Node):
+    """What a once_differentiable backward's outputs get as grad_fn when it runs with
+    create_graph and a grad_output requiring grad: differentiating them raises."""
+
+    def __init__(self, msg, next_edges, meta_in):
+        super().__init__(next_edges, meta_in)
+        self._msg = msg
+
+    def name(self):
+        return "torch::autograd::Error"
+
+    def apply(self, grads):
+        raise RuntimeError(self._msg)
+
+
 def once_differentiable(fn):
-    """Run a custom backward without recording it (double backward then raises)."""
+    """Run a custom backward without recording it; under create_graph its outputs get
+    a grad_fn that raises when differentiated (torch's DelayedError)."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         prev = get_state()
         set_enabled(False)
         try:
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
         finally:
             restore_state(prev)
+        if not STATE.grad or not any(isinstance(a, Tensor) and a._rg for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        edges, res = [], []
+        for o in outs:
+            if not isinstance(o, Tensor):
+                edges.append(None)
+                res.append(o)
+                continue
+            fake = o.detach()  # torch's fake_requires_grad: a leaf for the edge
+            fake.requires_grad = True
+            edges.append(fake._edge())
+            res.append(o.detach())
+        node = _Error("trying to differentiate twice a function that was marked with "
+                      "@once_differentiable", tuple(edges),
+                      tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)
+                            for o in res))
+        for i, o in enumerate(res):
+            if isinstance(o, Tensor):
+                o._rg, o._grad_fn, o._out_nr = True, node, i
+        return res[0] if single else tuple(res)
     return wrapper

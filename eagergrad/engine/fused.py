@@ -77,8 +77,9 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks):
                 captured[idx] = grads[nr]
         if kind is AccumulateGrad:
             a = next(acc_it)
-            if a is not None:
-                node.apply([grads[0] if grads is not None else _make(a)])
+            if grads is not None or a is not None or node.variable._post_acc_hooks:
+                node.apply([grads[0] if grads is not None else
+                            None if a is None else _make(a)])
     return None
 
 
@@ -115,12 +116,23 @@ def _plan(order, run_set, captures):
             if t is GraphRoot:
                 steps.append((i, GraphRoot, edges, tapped))
             else:
+                if _hooked(n):
+                    return None  # unpack hooks run when, and each time, the node runs
                 steps.append((i, n, edges, tapped))
                 saved.append(n._saved_arrays())
             key.append((n._sig, edges, caps, tapped))
     except Exception:
         return None  # e.g. a saved tensor modified in place: the per-node path raises it
     return tuple(key), steps, cap_slots, saved
+
+
+def _hooked(node):
+    """Whether a saved tensor of `node` has pack/unpack hooks."""
+    for s in node._saved.values():
+        for x in (s if isinstance(s, list) else (s,)):
+            if x._unpack is not None:
+                return True
+    return False
 
 
 def _compile(order, steps, cap_slots, root, first):

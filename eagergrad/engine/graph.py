@@ -10,6 +10,7 @@ import itertools
 import sys
 import threading
 
+from .anomaly import ANOMALY, record as anomaly_record
 from .grad_mode import STATE
 
 _seq = itertools.count()
@@ -27,6 +28,11 @@ class Node:
 
     __slots__ = ("_next", "_seq", "_meta_in", "_metadata", "_pre_hooks", "_post_hooks",
                  "_tensor_pre_hooks", "_retain_hooks", "_anomaly_trace", "_sig", "__weakref__")
+
+    # A built-in node computes no gradient for an edge the running backward prunes
+    # (torch's task_should_compute_output): its post-hooks see None there. Its complex
+    # gradient for a real input means the real part (torch's handle_r_to_c).
+    _builtin = True
 
     def __init__(self, next_edges=(), meta_in=()):
         self._next = next_edges
@@ -153,6 +159,8 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__((), ((variable._shape, variable.dtype),))
         self._seq = _MAX_SEQ
+        if ANOMALY.enabled:
+            anomaly_record(self)
         self._sig = intern_sig(("acc", self._meta_in))
         self.variable = variable
         self._lock = threading.Lock()
@@ -162,9 +170,11 @@ class AccumulateGrad(Node):
 
     def apply(self, grads):
         new = grads[0]
-        if new is None:
-            return []
         var = self.variable
+        if new is None:  # torch still calls the post-accumulate-grad hooks
+            for hook in list((var._post_acc_hooks or {}).values()):
+                hook(var)
+            return []
         with self._lock:
             old = var.grad
             if old is None:

@@ -1,4 +1,5 @@
 """SavedTensor: a tensor kept for backward, version-checked on unpack."""
+import re
 import threading
 
 from ..tensor import _make
@@ -42,7 +43,7 @@ class SavedTensor:
         self._version = t._vc.v
         self._is_output = is_output
         self._freed = False
-        self._meta = (t._shape, t.dtype)
+        self._meta = (t._shape, t.dtype, t._out_nr, None)  # None: see _version_error
         self._unpack = None
         if is_output:
             self._t = None
@@ -50,7 +51,7 @@ class SavedTensor:
             self._rg = t._rg
         else:
             self._t = t
-        if HOOKS.stack:
+        if HOOKS.stack and not t._wrapped:  # torch never packs a wrapped number
             pack, unpack = HOOKS.stack[-1]
             self._pack(pack, unpack, t)
 
@@ -69,20 +70,22 @@ class SavedTensor:
                                "time.")
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("expected two callables as arguments")
+        # torch packs the saved input detached (an output: its data, without history)
         t = self._t if not self._is_output else _make(self._arr)
-        self._pack(pack_hook, unpack_hook, t)
+        self._pack(pack_hook, unpack_hook, t, detach=not self._is_output)
 
-    def _pack(self, pack, unpack, t):
+    def _pack(self, pack, unpack, t, detach=False):
         from ..tensor import Tensor
         if isinstance(t, Tensor) and t is self._t:
             # what the node's tensor looked like, to give the unpacked one its history
-            self._hist = (t._rg, t._grad_fn, t._out_nr)
+            # (a leaf's: its grad accumulator, so gradients still reach the leaf)
+            self._hist = (t._rg, t._grad_fn, t._out_nr, t._acc)
         version = t._vc.v
-        self._packed = pack(t)
+        self._packed = pack(t.detach() if detach else t)
         if t._vc.v != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                "input to pack hook can not be modified by in-place operations as this can "
+                "input to pack hook cannot be modified by in-place operations as this can "
                 "lead to unexpected side-effects. Please open an issue if you need to perform "
                 "in-place operations on the input to a pack hook.")
         self._unpack = unpack
@@ -99,21 +102,23 @@ class SavedTensor:
     def unpack(self, node=None):
         if self._freed:
             raise RuntimeError(_FREED)
-        if self._vc.v != self._version:
-            self._version_error(node)
-        if self._unpack is not None:
+        if self._unpack is not None:  # with hooks torch checks no version: it can't
             u = self._unpacked()
             t = _make(u._value)
             if self._is_output:
                 t._rg, t._grad_fn = self._rg, (node if self._rg else None)
+                t._out_nr = self._meta[2]
             else:
-                t._rg, t._grad_fn, t._out_nr = self._hist
+                t._rg, t._grad_fn, t._out_nr, t._acc = self._hist
             return t
+        if self._vc.v != self._version:
+            self._version_error(node)
         if self._is_output:
             t = _make(self._arr)
             if self._rg:
                 t._rg = True
                 t._grad_fn = node
+                t._out_nr = self._meta[2]
             return t
         return self._t
 
@@ -121,18 +126,29 @@ class SavedTensor:
         """The saved value as a jax array (the fast path of backward)."""
         if self._freed:
             raise RuntimeError(_FREED)
-        if self._vc.v != self._version:
-            self._version_error(node)
         if self._unpack is not None:
             return self._unpacked()._value
+        if self._vc.v != self._version:
+            self._version_error(node)
         return self._arr if self._is_output else self._t._value
 
     def _version_error(self, node):
-        shape, dt = list(self._meta[0]), self._meta[1]
+        shape, dt, out_nr, view_fn = list(self._meta[0]), self._meta[1], self._meta[2], \
+            self._meta[3]
         tname = _type_name(dt)
-        # torch 2.13 names the forward op here: ExpBackward0 -> Exp
-        fwd = node.name().rstrip("0123456789").removesuffix("Backward") if node else ""
-        where = f", which is output 0 of {fwd}," if self._is_output and node else ""
+        # torch names the saving node for an output (for the output of an in-place op on a
+        # view: the view's grad_fn then, a weakref set by ops/inplace.py), and the tensor's
+        # grad_fn now for an input (none for a leaf); torch 2.13 names the forward op:
+        # ExpBackward0 -> Exp
+        if self._is_output:
+            fn = node if view_fn is None else (view_fn() or node)
+        elif self._t is not None:
+            fn = self._t.grad_fn
+        else:
+            fn = self._hist[1] if self._unpack is not None else None
+        where = ""
+        if fn is not None:
+            where = f", which is output {out_nr} of {forward_name(fn)},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{tname} {shape}]{where} is at version {self._vc.v}; "
@@ -143,6 +159,15 @@ class SavedTensor:
     def free(self):
         self._freed = True
         self._t = self._arr = self._packed = None
+
+
+def forward_name(node):
+    """How torch 2.13 names a node in its error messages: ExpBackward0 -> Exp,
+    ClampBackward1 -> Clamp1, MyFnBackward -> MyFn, torch::autograd::CopySlices as is."""
+    m = re.fullmatch(r"(.*)Backward(\d*)", node.name())
+    if m is None:
+        return node.name()
+    return m.group(1) + ("" if m.group(2) in ("", "0") else m.group(2))
 
 
 def _type_name(dt):
