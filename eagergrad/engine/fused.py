@@ -27,6 +27,10 @@ _cache = collections.OrderedDict()  # key -> compiled fn | 0 (seen once) | False
 _SKIP = -1
 
 
+class Unfusable(Exception):
+    """Raised while planning when a node cannot run inside the fused computation."""
+
+
 def run(order, run_set, root, first, captures, captured, tensor_hooks):
     """Execute `order` fused when possible. Returns None when done; False when the
     per-node path must run instead; (position, gradients) when a tensor hook replaced a
@@ -116,23 +120,12 @@ def _plan(order, run_set, captures):
             if t is GraphRoot:
                 steps.append((i, GraphRoot, edges, tapped))
             else:
-                if _hooked(n):
-                    return None  # unpack hooks run when, and each time, the node runs
                 steps.append((i, n, edges, tapped))
-                saved.append(n._saved_arrays())
+                saved.append(n._saved_arrays(fusing=True))
             key.append((n._sig, edges, caps, tapped))
     except Exception:
         return None  # e.g. a saved tensor modified in place: the per-node path raises it
     return tuple(key), steps, cap_slots, saved
-
-
-def _hooked(node):
-    """Whether a saved tensor of `node` has pack/unpack hooks."""
-    for s in node._saved.values():
-        for x in (s if isinstance(s, list) else (s,)):
-            if x._unpack is not None:
-                return True
-    return False
 
 
 def _compile(order, steps, cap_slots, root, first):

@@ -15,12 +15,15 @@ engine's validation; formulas never repeat them.
 import functools
 import inspect
 
+_new = object.__new__
+
 import jax
 import jax.numpy as jnp
 
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
+from ..engine.fused import Unfusable
 from ..engine.graph import Node, _seq, intern_sig
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
@@ -91,13 +94,15 @@ class _OpNode(Node):
         op = self._op
         return lambda: op.vjp(spec)
 
-    def _saved_arrays(self):
+    def _saved_arrays(self, fusing=False):
+        """The saved values as arrays (version-checked). fusing: raise Unfusable when
+        one has unpack hooks, which must run when and each time the node runs."""
         out = []
         for s in self._saved.values():
-            if isinstance(s, list):
-                out.extend(x.array(self) for x in s)
-            else:
-                out.append(s.array(self))
+            for x in (s if isinstance(s, list) else (s,)):
+                if fusing and x._unpack is not None:
+                    raise Unfusable
+                out.append(x.array(self))
         return out
 
     def __getattr__(self, name):
@@ -132,6 +137,7 @@ class OpDef:
         self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
         self.simple = len(outputs) == 1 and view is None and not self.variadic
+        self.nfix = len(inputs) - self.variadic
         names = tuple(n.lstrip("*") for n in inputs)
         self.input_names = names
         diff = [n for n in names if n in formulas]
@@ -266,32 +272,44 @@ def run(op, tensors, attrs=()):
 def _record(op, tensors, attrs, outs):
     """Make the node for outputs `outs`: edges to the differentiable inputs, saved
     tensors for the formulas whose input needs a gradient, outputs wired to it."""
-    nfix = len(op.input_names) - op.variadic
-    diff = [tensors[i] for i in op.diff_index if i < nfix]
+    nfix = op.nfix
+    diff = [tensors[i] for i in op.diff_index if i < nfix] if op.variadic else \
+        [tensors[i] for i in op.diff_index]
     if op.var_diff:
         diff.extend(tensors[nfix:])
-    node = op.Node.__new__(op.Node)
-    node._next = tuple(t._edge() if t._rg else None for t in diff)
+    edges, req, metas = [], [], []
+    for t in diff:  # one pass: edge, needs-grad flag, gradient metadata per input
+        if t._rg:
+            edges.append(t._edge())
+            req.append(True)
+            metas.append((t._shape, t.dtype))
+        else:
+            edges.append(None)
+            req.append(False)
+            metas.append(None)
+    node = _new(op.Node)
+    node._next = tuple(edges)
     node._seq = next(_seq)
     node._metadata = node._pre_hooks = node._post_hooks = None
     node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
     if ANOMALY.enabled:
         anomaly_record(node)
     node._attrs = attrs
-    n_var = node._n_var = len(tensors) - nfix if op.var_diff else 0
-    req = tuple(t._rg for t in diff)
     n_vt = len(tensors) - nfix  # how many tensors the variadic input got (0 if none)
-    plan = op._save_plans.get((req, n_vt))
+    n_var = node._n_var = n_vt if op.var_diff else 0
+    pkey = (tuple(req), n_vt)
+    plan = op._save_plans.get(pkey)
     if plan is None:
-        plan = op._save_plans[(req, n_vt)] = op.save_plan(req, n_vt)
+        plan = op._save_plans[pkey] = op.save_plan(*pkey)
     saved = {}
     for k, i in plan[0]:
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
                     else SavedTensor(tensors[i], False))
     node._saved = saved
     meta = []
+    nondiff = op.nondiff
     for j, t in enumerate(outs):
-        if j not in op.nondiff and t.dtype._kind >= 2:
+        if t.dtype._kind >= 2 and j not in nondiff:
             t._rg = True
             t._grad_fn = node
             t._out_nr = j
@@ -300,8 +318,7 @@ def _record(op, tensors, attrs, outs):
     for k, j in plan[1]:
         saved[k] = SavedTensor(outs[j], True)
     # the gradient metadata each edge expects is that of the input it leads to
-    spec = node._spec = (attrs, tuple((t._shape, t.dtype) if t._rg else None for t in diff),
-                         meta, plan[2], n_var)
+    spec = node._spec = (attrs, tuple(metas), meta, plan[2], n_var)
     node._sig = intern_sig((op, spec))
 
 
