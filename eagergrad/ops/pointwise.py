@@ -48,7 +48,7 @@ DIV = defop("div", lambda self, other, dtype: self.astype(_c(dtype)) / other.ast
 REMAINDER = defop("remainder", lambda self, other, dtype: _remainder(self, other, dtype),
                   inputs=("self", "other"), attrs=("dtype",), node="RemainderBackward1",
                   self=lambda grad: grad,
-                  other=lambda grad, self, other: -grad * (self / other).floor())
+                  other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"))
 REMAINDER_S = defop("remainder_scalar", lambda self, other, dtype: _remainder(self, other, dtype),
                     inputs=("self", "other"), attrs=("dtype",), node="RemainderBackward0",
                     self=lambda grad: grad)
@@ -99,14 +99,26 @@ REMAINDER_RS = defop("remainder_rscalar", lambda self, other, dtype:
                      other=_not_implemented("remainder"))
 
 
+# fmod-based, as torch's (and numpy's): -7 // 0.7 is -11 and 1 % 0.1 is 0.0999...,
+# where floor(a / b) would give -10 and 0
 def _remainder(a, b, dt):
-    a, b = a.astype(_c(dt)), b.astype(_c(dt))
-    return a - b * jnp.floor(a / b) if dt._kind >= 2 else jnp.remainder(a, b)
+    return jnp.remainder(a.astype(_c(dt)), b.astype(_c(dt)))
 
 
 def _floor_divide(a, b, dt):
-    a, b = a.astype(_c(dt)), b.astype(_c(dt))
-    return jnp.floor(a / b) if dt._kind >= 2 else jnp.floor_divide(a, b)
+    return jnp.floor_divide(a.astype(_c(dt)), b.astype(_c(dt)))
+
+
+def _div_mode(self, other, dtype, rounding_mode):
+    if rounding_mode == "floor":
+        return _floor_divide(self, other, dtype)
+    a, b = jnp.broadcast_arrays(self.astype(_c(dtype)), other.astype(_c(dtype)))
+    return jnp.trunc(a / b) if dtype._kind >= 2 else lax.div(a, b)
+
+
+DIV_MODE = defop("div_mode", _div_mode, inputs=("self", "other"),
+                 attrs=("dtype", "rounding_mode"), node="DivBackward2",
+                 self=_zeros, other=_zeros)
 
 
 def _conj(v):
@@ -163,10 +175,8 @@ def div(input, other, *, rounding_mode=None, out=None):
     dt = promote(a, b)
     if rounding_mode is None:
         return _run(DIV, (a, b), (float_of(dt),))
-    if rounding_mode == "floor":
-        return _run(FLOOR_DIVIDE, (a, b), (dt,))
-    if rounding_mode == "trunc":
-        return div(a, b).trunc().to(dt)
+    if rounding_mode in ("floor", "trunc"):
+        return _run(DIV_MODE, (a, b), (dt, rounding_mode))
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
 
@@ -316,10 +326,21 @@ for _n in _SPECS:
     globals()[_n] = _unary_fn(_n)
 
 
+def _round_dec(self, decimals):
+    if decimals > 0:  # as torch: scale up, round half to even, scale back
+        s = 10.0 ** decimals
+        return jnp.round(self * s) / s
+    s = 10.0 ** -decimals
+    return jnp.round(self / s) * s
+
+
+ROUND_DEC = defop("round_decimals", _round_dec, attrs=("decimals",), node="RoundBackward1",
+                  self=_zeros)
+
+
 def round_(input, decimals=0):
     if decimals:
-        s = 10.0 ** decimals
-        return (input * s).round() / s
+        return run(ROUND_DEC, (input,), (decimals,))
     return run(UNARY["round"], (input,))
 
 

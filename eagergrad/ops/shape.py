@@ -577,6 +577,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def _unfold_k(self, dimension, size, step):
+    if self.ndim == 0:  # torch: a 0-dim tensor unfolds to shape (1,)
+        return self.reshape(1)
     count = (self.shape[dimension] - size) // step + 1
     idx = jnp.arange(count)[:, None] * step + jnp.arange(size)[None, :]
     return jnp.moveaxis(jnp.take(self, idx, axis=dimension), dimension + 1, -1)
@@ -584,7 +586,9 @@ def _unfold_k(self, dimension, size, step):
 
 def _unfold_meta(src, attrs, idx, shape):
     d, size, step = attrs[:3]
-    st = list(src.stride()) if src.ndim else [1]
+    if not src.ndim:
+        return (1,), src._offset
+    st = list(src.stride())
     new = st[d]
     st[d] = st[d] * step
     return tuple(st) + (new,), src._offset
@@ -662,9 +666,13 @@ def _var_meta(src, attrs, idx, shape):
     return tuple(2 * s for s in src.stride()) + (1,), 2 * src._offset
 
 
+def _vac_meta(src, attrs, idx, shape):
+    return tuple(s // 2 for s in src.stride()[:-1]), src._offset // 2
+
+
 VIEW_AS_COMPLEX = defop("view_as_complex", lambda self: jax.lax.complex(self[..., 0],
                                                                          self[..., 1]),
-                        self=lambda grad: view_as_real(grad))
+                        view=_vac_meta, self=lambda grad: view_as_real(grad))
 VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp.imag(self)], -1),
                      view=_var_meta, self=lambda grad: run(VIEW_AS_COMPLEX, (grad,)))
 
@@ -687,6 +695,10 @@ def _register_view_writers():
     def write(parent, v):
         return jax.lax.complex(v[..., 0], v[..., 1]).astype(parent.dtype)
     register_special(VIEW_AS_REAL.fwd(()), write)
+
+    def write_complex(parent, v):
+        return jnp.stack([jnp.real(v), jnp.imag(v)], -1).astype(parent.dtype)
+    register_special(VIEW_AS_COMPLEX.fwd(()), write_complex)
 
 
 def movedim(input, source, destination):
