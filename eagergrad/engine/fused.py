@@ -69,7 +69,7 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks):
     for (_, _, idx), a in zip(cap_slots, cap_out):
         captured[idx] = None if a is None else _make(a)
     acc_it, tap_it = iter(acc_out), iter(tap_out)
-    for i, kind, _, tapped in steps:
+    for i, kind, _, tapped, _ in steps:
         node = order[i]
         grads = None
         if tapped:
@@ -102,12 +102,12 @@ def _plan(order, run_set, captures):
                 cap_slots.extend((i, nr, idx) for nr, idx in caps)
                 caps = tuple(caps)
             if run_set is not None and n not in run_set:
-                steps.append((i, _SKIP, (), tapped))
+                steps.append((i, _SKIP, (), tapped, 0))
                 key.append((_SKIP, caps, tapped))
                 continue
             t = type(n)
             if t is AccumulateGrad:
-                steps.append((i, AccumulateGrad, (), tapped))
+                steps.append((i, AccumulateGrad, (), tapped, 0))
                 key.append((n._sig, caps, tapped))
                 continue
             edges = []
@@ -118,10 +118,11 @@ def _plan(order, run_set, captures):
                 edges.append(None if j is None else (j, e[1]))
             edges = tuple(edges)
             if t is GraphRoot:
-                steps.append((i, GraphRoot, edges, tapped))
+                steps.append((i, GraphRoot, edges, tapped, 0))
             else:
-                steps.append((i, n, edges, tapped))
-                saved.append(n._saved_arrays(fusing=True))
+                arrays = n._saved_arrays(fusing=True)
+                steps.append((i, n, edges, tapped, len(arrays)))
+                saved.extend(arrays)
             key.append((n._sig, edges, caps, tapped))
     except Exception:
         return None  # e.g. a saved tensor modified in place: the per-node path raises it
@@ -134,16 +135,16 @@ def _compile(order, steps, cap_slots, root, first):
     present = {0: {j for j, g in enumerate(first) if g is not None}} \
         if not isinstance(root, GraphRoot) else {}
     plan = []
-    for i, kind, edges, tapped in steps:
+    for i, kind, edges, tapped, n_saved in steps:
         ins = present.pop(i, set())
         n_in = len(order[i]._meta_in)
         if kind is _SKIP or kind is AccumulateGrad or kind is GraphRoot:
-            plan.append((i, kind, None, edges, n_in if tapped else 0))
+            plan.append((i, kind, None, edges, n_in if tapped else 0, 0))
         else:
             node = kind
             nones = tuple(j not in ins for j in range(n_in))
             fn = node._pure_vjp(nones)() if ins else None
-            plan.append((i, fn, nones, edges if ins else (), n_in if tapped else 0))
+            plan.append((i, fn, nones, edges if ins else (), n_in if tapped else 0, n_saved))
         if kind is GraphRoot or ins:
             for e in edges:
                 if e is not None:
@@ -155,8 +156,8 @@ def _compile(order, steps, cap_slots, root, first):
     def fused(roots, saved):
         bufs = {} if is_graph_root else {0: dict(zip(root_slots, roots))}
         acc_out, taps, cap_out = [], [], [None] * len(cap_slots)
-        s_iter = iter(saved)
-        for i, fn, nones, edges, tap in plan:
+        pos = 0
+        for i, fn, nones, edges, tap, n_saved in plan:
             buf = bufs.pop(i, {})
             for nr, g in buf.items():
                 k = cap_index.get((i, nr))
@@ -172,7 +173,8 @@ def _compile(order, steps, cap_slots, root, first):
             if fn is GraphRoot:
                 outs = roots
             else:
-                sv = next(s_iter)
+                sv = saved[pos:pos + n_saved]
+                pos += n_saved
                 if fn is None:
                     continue
                 outs = fn(*[buf[j] for j, n in enumerate(nones) if not n], *sv)

@@ -271,22 +271,28 @@ def run(op, tensors, attrs=()):
 
 def _record(op, tensors, attrs, outs):
     """Make the node for outputs `outs`: edges to the differentiable inputs, saved
-    tensors for the formulas whose input needs a gradient, outputs wired to it."""
+    tensors for the formulas whose input needs a gradient, outputs wired to it.
+    (The hot path of every recorded op: one pass over the inputs, no generators.)"""
     nfix = op.nfix
-    diff = [tensors[i] for i in op.diff_index if i < nfix] if op.variadic else \
-        [tensors[i] for i in op.diff_index]
-    if op.var_diff:
-        diff.extend(tensors[nfix:])
-    edges, req, metas = [], [], []
-    for t in diff:  # one pass: edge, needs-grad flag, gradient metadata per input
+    if op.variadic:
+        diff = [tensors[i] for i in op.diff_index if i < nfix]
+        if op.var_diff:
+            diff.extend(tensors[nfix:])
+    else:
+        diff = [tensors[i] for i in op.diff_index]
+    edges, metas = [], []
+    mask = 0  # bit j: differentiable input j needs a gradient
+    bit = 1
+    for t in diff:
         if t._rg:
-            edges.append(t._edge())
-            req.append(True)
+            fn = t._grad_fn
+            edges.append((fn, t._out_nr) if fn is not None and t._base is None else t._edge())
             metas.append((t._shape, t.dtype))
+            mask |= bit
         else:
             edges.append(None)
-            req.append(False)
             metas.append(None)
+        bit <<= 1
     node = _new(op.Node)
     node._next = tuple(edges)
     node._seq = next(_seq)
@@ -297,24 +303,33 @@ def _record(op, tensors, attrs, outs):
     node._attrs = attrs
     n_vt = len(tensors) - nfix  # how many tensors the variadic input got (0 if none)
     n_var = node._n_var = n_vt if op.var_diff else 0
-    pkey = (tuple(req), n_vt)
+    pkey = (mask, n_vt, len(diff))
     plan = op._save_plans.get(pkey)
     if plan is None:
-        plan = op._save_plans[pkey] = op.save_plan(*pkey)
+        plan = op._save_plans[pkey] = op.save_plan(
+            tuple(bool(mask >> j & 1) for j in range(len(diff))), n_vt)
     saved = {}
     for k, i in plan[0]:
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
                     else SavedTensor(tensors[i], False))
     node._saved = saved
-    meta = []
-    nondiff = op.nondiff
-    for j, t in enumerate(outs):
-        if t.dtype._kind >= 2 and j not in nondiff:
+    if len(outs) == 1:
+        t = outs[0]
+        if t.dtype._kind >= 2 and 0 not in op.nondiff:
             t._rg = True
             t._grad_fn = node
-            t._out_nr = j
-        meta.append((t._shape, t.dtype))
-    meta = node._meta_in = tuple(meta)
+            t._out_nr = 0
+        meta = (t._shape, t.dtype),
+    else:
+        meta = []
+        for j, t in enumerate(outs):
+            if t.dtype._kind >= 2 and j not in op.nondiff:
+                t._rg = True
+                t._grad_fn = node
+                t._out_nr = j
+            meta.append((t._shape, t.dtype))
+        meta = tuple(meta)
+    node._meta_in = meta
     for k, j in plan[1]:
         saved[k] = SavedTensor(outs[j], True)
     # the gradient metadata each edge expects is that of the input it leads to
