@@ -60,24 +60,35 @@ NO_GRAD_MODE, MULTI_OUTPUT, INFERENCE_MODE = "no_grad", "multi_output", "inferen
 
 
 def _make_view(src, arr, op, attrs, idx):
+    """A view of `src`: shares its storage and version counter, reads through the chain
+    of view functions from the base. As in torch (`as_view`), a view of an inference
+    tensor aliases its memory but is not a view for autograd (no `_base`), and a view
+    requires grad when its base does, even when made under no_grad (with no grad_fn:
+    gradients do not flow into it)."""
     t = _make(arr)
     t._st = src._st
     t._vc = src._vc
-    t._base = src._base if src._base is not None else src
     t._vchain = (src._vchain or ()) + ((op.fwd(attrs), idx),)
     t._arr = arr
     t._gen = src._st.gen
     t._stride, t._offset = op.view(src, attrs, idx, arr.shape)
     t._inference = src._inference
+    if src._inference:
+        return t
+    base = t._base = src._base if src._base is not None else src
+    t._rg = base._rg
+    t._view_rg = False
     t._attr_version = t._vc.v
-    if idx is not None:
-        t._creation_meta = MULTI_OUTPUT
-    elif STATE.inference:
-        t._creation_meta = INFERENCE_MODE
+    # torch's CreationMeta and propagate_creation_meta
+    if STATE.inference:
+        meta = INFERENCE_MODE
     elif not STATE.grad:
-        t._creation_meta = NO_GRAD_MODE
+        meta = NO_GRAD_MODE
     else:
-        t._creation_meta = src._creation_meta if src._base is not None else None
+        meta = MULTI_OUTPUT if idx is not None else None
+    if src._base is not None and (meta is None or src._creation_meta == INFERENCE_MODE):
+        meta = src._creation_meta
+    t._creation_meta = meta
     return t
 
 
@@ -94,7 +105,7 @@ class Tensor:
     __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "_grad_fn",
                  "_out_nr", "grad", "_acc", "_base", "_inference", "_wrapped", "_stride",
                  "_offset", "_retains_grad", "_hooks", "_post_acc_hooks", "_attr_version",
-                 "_creation_meta",
+                 "_creation_meta", "_view_rg",
                  "__weakref__")
 
     def __new__(cls, *args, **kwargs):
@@ -117,8 +128,8 @@ class Tensor:
                 a = f(a) if i is None else f(a)[i]
             self._arr = a
             self._gen = st.gen
-            if self._base is not None and self._attr_version != self._vc.v:
-                self._sync_view()
+            if self._base is not None and self._base._rg:
+                self._rg = True  # (its grad_fn is regenerated when next asked for)
         return self._arr
 
     def _write(self, arr):
@@ -224,21 +235,26 @@ class Tensor:
         return self._grad_fn
 
     def _sync_view(self):
+        """torch's VariableHooks::grad_fn for a view whose base (or another view of it)
+        was modified in place: raise if the view may not be rebased (its creation meta),
+        else regenerate its grad_fn from the base's history."""
+        base = self._base
+        if self._grad_fn is None and not base._rg:
+            return
+        from .ops.views import handle_view_on_rebase, regenerate_grad_fn
+        handle_view_on_rebase(self, indirect=True)
         self._attr_version = self._vc.v
-        if self._creation_meta is None and self._base.requires_grad:
-            from .ops.views import regenerate_grad_fn
-            regenerate_grad_fn(self)
+        regenerate_grad_fn(self)
 
     @property
     def requires_grad(self):
-        if self._base is not None and self._attr_version != self._vc.v:
-            self._sync_view()
-        return self._rg
+        # a view requires grad when its base does (torch's DifferentiableViewMeta)
+        return self._rg or (self._base is not None and self._base._rg)
 
     @requires_grad.setter
     def requires_grad(self, flag):
         flag = bool(flag)
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             if not flag:
                 raise RuntimeError(
                     "you can only change requires_grad flags of leaf variables. If you want "
@@ -252,6 +268,8 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._rg = flag
+        if self._base is not None:
+            self._view_rg = flag
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.dtype._kind < 2:  # torch's wording differs per entry point
@@ -277,10 +295,13 @@ class Tensor:
         fn = self._grad_fn if self._base is None else self.grad_fn
         if fn is not None:
             return (fn, self._out_nr)
+        if self._base is not None and not self._view_rg:
+            return None  # requires grad only through its base: no accumulator (as torch)
         acc = self._acc() if self._acc is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
-            acc._tensor_pre_hooks = self._hooks  # a leaf's hooks run as its sink's
+            if self._hooks is not None:  # a leaf's hooks run as its sink's
+                acc._tensor_pre_hooks = {0: self._hooks}
             self._acc = weakref.ref(acc)
         return (acc, 0)
 
@@ -339,11 +360,15 @@ class Tensor:
                 self._hooks = collections.OrderedDict()
                 acc = self._grad_accumulator()
                 if acc is not None:
-                    acc._tensor_pre_hooks = self._hooks
-            return RemovableHandle(self._hooks, (0, hook))
+                    acc._tensor_pre_hooks = {0: self._hooks}
+            return RemovableHandle(self._hooks, hook)
+        # one hook dict per tensor, as torch: the node runs them tensor by tensor
         if fn._tensor_pre_hooks is None:
-            fn._tensor_pre_hooks = collections.OrderedDict()
-        return RemovableHandle(fn._tensor_pre_hooks, (self._out_nr, hook))
+            fn._tensor_pre_hooks = {}
+        hooks = fn._tensor_pre_hooks.get(self._out_nr)
+        if hooks is None:
+            hooks = fn._tensor_pre_hooks[self._out_nr] = collections.OrderedDict()
+        return RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor), run after a leaf's `.grad` was accumulated."""

@@ -28,7 +28,7 @@ class SavedTensor:
     hooks (register_hooks, or saved_tensors_hooks when saved) only the packed object is
     kept: pack runs once, unpack on every use."""
 
-    __slots__ = ("_t", "_arr", "_version", "_vc", "_is_output", "_freed", "_rg", "_meta",
+    __slots__ = ("_t", "_arr", "_src", "_version", "_vc", "_is_output", "_freed", "_rg", "_meta",
                  "_packed", "_unpack", "_hist")
 
     def __init__(self, t, is_output):
@@ -48,6 +48,7 @@ class SavedTensor:
         if is_output:
             self._t = None
             self._arr = t._value
+            self._src = (t._st, t._vchain, t._st.gen)
             self._rg = t._rg
         else:
             self._t = t
@@ -114,7 +115,7 @@ class SavedTensor:
         if self._vc.v != self._version:
             self._version_error(node)
         if self._is_output:
-            t = _make(self._arr)
+            t = _make(self._out_array())
             if self._rg:
                 t._rg = True
                 t._grad_fn = node
@@ -130,7 +131,18 @@ class SavedTensor:
             return self._unpacked()._value
         if self._vc.v != self._version:
             self._version_error(node)
-        return self._arr if self._is_output else self._t._value
+        return self._out_array() if self._is_output else self._t._value
+
+    def _out_array(self):
+        """A saved output's value: its memory now, as in torch, where a write that bumps
+        no version (through `.data`) is seen by backward; else the array kept at save."""
+        st, chain, gen = self._src
+        if st.gen == gen:
+            return self._arr
+        a = st.array
+        for f, i in chain or ():
+            a = f(a) if i is None else f(a)[i]
+        return a
 
     def _version_error(self, node):
         shape, dt, out_nr, view_fn = list(self._meta[0]), self._meta[1], self._meta[2], \

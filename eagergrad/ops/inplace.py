@@ -1,8 +1,11 @@
 """In-place ops: the out-of-place op, then its result written into the tensor's storage
 (through the view chain for views, see views.py), and the version counter bumped once."""
+import weakref
+
 from ..engine.grad_mode import STATE
-from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _make
-from .views import check_no_overlap, rebase_history
+from ..tensor import Tensor, _make
+from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
+                    rebase_history)
 
 
 def _broadcasts_to(src, dst):
@@ -39,21 +42,21 @@ def inplace(self, fn, *args, **kwargs):
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
     view = self._base is not None
-    if view:
-        check_no_overlap(self)
     record = STATE.grad and (self.requires_grad or
                              any(isinstance(a, Tensor) and a._rg for a in args))
+    if record:  # torch's check_inplace, before the kernel's own checks
+        if view:
+            _check_view(self)
+        if self._grad_fn is None and self.requires_grad:  # (the field: not regenerated)
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    _check_overlap(self, fn, args)
     if not record:
         out = fn(self, *args, **kwargs)
         _check_cast(out, self)
         self._write(out._value)
         self._vc.v += 1
         return self
-    if view:
-        _check_view(self)
-    elif self._grad_fn is None and self._rg:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
     if self.requires_grad:
         snap._rg, snap._grad_fn, snap._out_nr, snap._acc = True, self.grad_fn, self._out_nr, \
@@ -65,11 +68,15 @@ def inplace(self, fn, *args, **kwargs):
     self._write(out._value)
     self._vc.v += 1
     node = out._grad_fn
-    for s in getattr(node, "_saved", {}).values():
-        if getattr(s, "_is_output", False):  # a saved result is now this tensor
-            s._vc, s._version = self._vc, self._vc.v
+    saved_out = [s for s in getattr(node, "_saved", {}).values()
+                 if getattr(s, "_is_output", False)]
+    for s in saved_out:  # a saved result is now this tensor
+        s._vc, s._version = self._vc, self._vc.v
+        s._src = (self._st, self._vchain, self._st.gen)
     if view:
         rebase_history(self, node)
+        for s in saved_out:  # torch's is_inplace_on_view SavedVariable: names the view's node
+            s._meta = s._meta[:3] + (weakref.ref(self.grad_fn),)
     else:
         old = self._grad_fn
         self._grad_fn, self._out_nr, self._rg = node, out._out_nr, out._rg
@@ -80,34 +87,30 @@ def inplace(self, fn, *args, **kwargs):
 
 
 def _check_view(view):
-    meta = view._creation_meta
-    base = view._base
-    if meta == MULTI_OUTPUT:
-        node = view._grad_fn.name() if view._grad_fn is not None else "a function"
-        raise RuntimeError(
-            f"Output {view._out_nr} of {_forward_name(node)} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one.")
-    if meta == NO_GRAD_MODE and base.requires_grad:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-            "You can clarify your code by moving both the view and the inplace either both "
-            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
-    if meta == INFERENCE_MODE:
-        raise RuntimeError(
-            "A view was created in inference mode and is being modified inplace in normal "
-            "mode.")
-    if base._grad_fn is None and base._rg:
+    handle_view_on_rebase(view)
+    if view._base._grad_fn is None and view.requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 
 
-def _forward_name(node_name):
-    """torch 2.13 names the forward op in these messages: 'SplitBackward0' -> 'Split'."""
-    return node_name.rstrip("0123456789").removesuffix("Backward")
+# torch's kernels that do not check their output for internal overlap (an expanded view),
+# and those that do not check an input for partial overlap with the output
+_INTERNAL_OK = frozenset(("_zero", "masked_fill", "index_fill", "index_put",
+                          "setitem.<locals>.<lambda>"))
+_PARTIAL_OK = frozenset(("_fill", "masked_fill", "index_fill", "index_add", "index_copy"))
+
+
+def _check_overlap(self, fn, args):
+    name = getattr(fn, "__qualname__", "")
+    if name == "_copy" and args[0] is self:
+        return  # torch's copy_ returns at once when src is self
+    scalar_fill = name == "_fill" and (not isinstance(args[0], Tensor) or args[0]._wrapped)
+    if name not in _INTERNAL_OK and not scalar_fill:
+        check_no_overlap(self)
+    if name not in _PARTIAL_OK:
+        for a in args:
+            if isinstance(a, Tensor) and not (a.ndim == 0 and name in _INTERNAL_OK):
+                check_no_partial_overlap(self, a)  # (x[mask] = 0-dim: torch's masked_fill_)
 
 
 def _check_cast(out, self):

@@ -15,10 +15,12 @@ history (`AsStridedBackward0`) the next time it is read.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..engine.engine import _validate
 from ..engine.graph import Node
-from ..tensor import _zeros_meta
+from ..engine.saved import _FREED, forward_name
+from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, _zeros_meta
 from ._table import defop, run
 
 _SPECIAL = {}   # view fn -> write(parent, v): views that are not element selections
@@ -33,27 +35,65 @@ def _apply(f, i, a):
     return f(a) if i is None else f(a)[i]
 
 
-def _write_level(f, i, parent, v):
-    w = _SPECIAL.get(f)
-    if w is not None:
-        return w(parent, v)
-    idx = _apply(f, i, jnp.arange(parent.size).reshape(parent.shape))
-    flat = parent.reshape(-1).at[idx.reshape(-1)].set(v.reshape(-1).astype(parent.dtype))
-    return flat.reshape(parent.shape)
+def _levels(chain):
+    """Split a chain into levels: a special view alone, or a run of element selections
+    (composed into one index map, so that an expand in the middle of a chain writes
+    each memory location once)."""
+    levels, run_ = [], []
+    for f, i in chain:
+        if f in _SPECIAL:
+            if run_:
+                levels.append(tuple(run_))
+                run_ = []
+            levels.append((f, i))
+        else:
+            run_.append((f, i))
+    if run_:
+        levels.append(tuple(run_))
+    return levels
 
 
-def write_into(base, chain, v):
-    """`base` with the elements the view `chain` reads replaced by `v` (jax arrays)."""
-    w = _writers.get(chain)
+def _write_selection(sub, parent, v, add=False):
+    """Write `v` into the elements of `parent` that the selection chain `sub` reads.
+    Which positions are read is static (an index map from the shapes); when several view
+    elements are one memory location (an expand), the one the in-place op changed wins,
+    as it would in memory."""
+    with jax.ensure_compile_time_eval():  # a constant, also while jit traces `write`
+        idx = np.asarray(view_of(jnp.arange(parent.size).reshape(parent.shape), sub))
+    idx = idx.reshape(-1)
+    flat = parent.reshape(-1)
+    v = v.reshape(-1).astype(parent.dtype)
+    if add:
+        return flat.at[idx].add(v).reshape(parent.shape)
+    if len(np.unique(idx)) == idx.size or jnp.iscomplexobj(flat) or \
+            not jnp.issubdtype(flat.dtype, jnp.floating):
+        return flat.at[idx].set(v).reshape(parent.shape)
+    changed = v != flat[idx]
+    hit = jnp.zeros(flat.shape, bool).at[idx].max(changed)
+    new = jnp.full(flat.shape, -jnp.inf, flat.dtype).at[idx].max(jnp.where(changed, v, -jnp.inf))
+    return jnp.where(hit, new, flat).reshape(parent.shape)
+
+
+def write_into(base, chain, v, add=False):
+    """`base` with the elements the view `chain` reads replaced by `v` (jax arrays), or
+    with `v` added to them (`add`: the transpose of the view, which sums the view elements
+    that are one base element)."""
+    w = _writers.get((chain, add))
     if w is None:
+        levels = _levels(chain)
+
         def write(base, v):
             parents = [base]
-            for f, i in chain[:-1]:
-                parents.append(_apply(f, i, parents[-1]))
-            for (f, i), parent in zip(reversed(chain), reversed(parents)):
-                v = _write_level(f, i, parent, v)
+            for lv in levels[:-1]:
+                parents.append(view_of(parents[-1], lv) if isinstance(lv[0], tuple)
+                               else _apply(lv[0], lv[1], parents[-1]))
+            for lv, parent in zip(reversed(levels), reversed(parents)):
+                if isinstance(lv[0], tuple):
+                    v = _write_selection(lv, parent, v, add)
+                else:
+                    v = _SPECIAL[lv[0]](parent, v)
             return v
-        w = _writers[chain] = jax.jit(write)
+        w = _writers[(chain, add)] = jax.jit(write)
     return w(base, v)
 
 
@@ -63,12 +103,82 @@ def view_of(base, chain):
     return base
 
 
+def has_internal_overlap(t):
+    """torch's has_internal_overlap == YES: a dim of size > 1 with stride 0 (an expand)."""
+    return t._stride is not None and any(n > 1 and s == 0 for n, s in zip(t._shape, t._stride))
+
+
 def check_no_overlap(t):
-    """torch's has_internal_overlap: a dim of size > 1 with stride 0 (an expand)."""
-    if t._stride is not None and any(n > 1 and s == 0 for n, s in zip(t._shape, t._stride)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+    """torch's assert_no_internal_overlap."""
+    if has_internal_overlap(t):
+        check_no_overlap_error()
+
+
+def check_no_overlap_error():
+    raise RuntimeError("unsupported operation: more than one element of the written-to "
+                       "tensor refers to a single memory location. Please clone() the "
+                       "tensor before performing the operation.")
+
+
+def _dense_range(t):
+    """[begin, end) of t's memory if it is non-overlapping and dense, else None."""
+    n = t.numel()
+    if t._stride is None:
+        return t._offset, t._offset + n
+    dims = sorted((s, k) for s, k in zip(t._stride, t._shape) if k != 1)
+    expected = 1
+    for s, k in dims:
+        if s != expected:
+            return None
+        expected *= k
+    return t._offset, t._offset + n
+
+
+def check_no_partial_overlap(out, src):
+    """torch's assert_no_partial_overlap(out, src) for two tensors over one storage:
+    both dense, their memory ranges intersect, and they are not the same layout."""
+    if src is out or src._st is not out._st or not out.numel() or not src.numel():
+        return
+    a, b = _dense_range(out), _dense_range(src)
+    if a is None or b is None:
+        return  # torch's MemOverlapStatus::TooHard: not checked
+    if a == b and out.stride() == src.stride():
+        return  # full overlap: the same elements
+    if a[0] < b[1] and b[0] < a[1]:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
+
+
+def handle_view_on_rebase(view, indirect=False):
+    """torch's handle_view_on_rebase: a view made in no_grad or inference mode, or one of
+    several views a function returned, may not be modified in place (`indirect`: its base
+    or another view was) with autograd."""
+    meta = view._creation_meta
+    if meta is None:
+        return
+    fn = view._grad_fn
+    obj = "its base or another view of its base has been" if indirect else "is being"
+    if meta in (INFERENCE_MODE, NO_GRAD_MODE) or fn is None:
+        prefix = (f"Output {view._out_nr} of {forward_name(fn)} is a view of a view which was "
+                  "created in" if fn is not None else "A view was created in")
+        if meta == INFERENCE_MODE:
+            msg = f"{prefix} inference mode and {obj} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {obj} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {view._out_nr} of {forward_name(fn)} is a view and {obj} modified inplace."
+    if meta == MULTI_OUTPUT:
+        msg += (" This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+    else:
+        block = "no_grad" if meta == NO_GRAD_MODE else "inference_mode"
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                "can clarify your code by moving both the view and the inplace either both "
+                f"inside the {block} block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+    raise RuntimeError(msg)
 
 
 # ---- the linear view ops autograd needs, each the other's backward ---------------------
@@ -80,7 +190,7 @@ AS_STRIDED = defop("as_strided_view", lambda self, chain, size, stride, storage_
                    self=lambda grad, chain, self_sym_sizes, self_dtype:
                    run(VIEW_SCATTER, (grad,), (chain, self_sym_sizes, self_dtype)))
 VIEW_SCATTER = defop("view_scatter", lambda grad, chain, base_shape, base_dtype:
-                     write_into(jnp.zeros(base_shape, base_dtype.np), chain, grad),
+                     write_into(jnp.zeros(base_shape, base_dtype.np), chain, grad, True),
                      inputs=("grad",), attrs=("chain", "base_shape", "base_dtype"),
                      node="AsStridedScatterBackward0",
                      grad=lambda grad, chain: run(VIEW_GATHER, (grad,), (chain,)))
@@ -97,28 +207,37 @@ VIEW_WRITE = defop("view_write", lambda self, src, chain: write_into(self, chain
 class CopySlices(Node):
     """The base's node after an in-place op `fn` on one of its views (see the NOTE)."""
 
-    __slots__ = ("_chain", "_fn")
+    __slots__ = ("_chain", "_fn", "_overlap")
 
-    def __init__(self, base_edge, meta, chain, fn):
+    def __init__(self, base_edge, meta, chain, fn, overlap=False):
         super().__init__((base_edge,) + tuple(fn._next[1:]), (meta,))
         self._chain = chain
         self._fn = fn
+        self._overlap = overlap  # the view has internal overlap (fill_/zero_ on an expand)
 
     def name(self):
         return "torch::autograd::CopySlices"
 
     def apply(self, grads):
+        fn = self._fn
+        if fn is None:
+            raise RuntimeError(_FREED)
         g = grads[0]
         if g is None:
             return [None] * len(self._next)
-        fn = self._fn
         gs = run(VIEW_GATHER, (g,), (self._chain,))
         res = _validate(fn, list(fn.apply([gs] + [None] * (len(fn._meta_in) - 1))))
+        if self._overlap and res[0] is not None:
+            check_no_overlap_error()  # torch copies res[0] into the view's slice of grad
         r0 = res[0] if res[0] is not None else _zeros_meta(gs._shape, gs.dtype)
         return [run(VIEW_WRITE, (g, r0), (self._chain,))] + res[1:]
 
     def _release(self):
-        self._fn._release()
+        # torch's CopySlices::release_variables drops fn (and with it the nodes only fn
+        # keeps alive: the name a saved output of fn reports, see engine/saved.py)
+        if self._fn is not None:
+            self._fn._release()
+            self._fn = None
 
 
 def rebase_history(view, fn):
@@ -126,7 +245,8 @@ def rebase_history(view, fn):
     through CopySlices; the view's grad_fn is regenerated lazily (Tensor.grad_fn)."""
     base = view._base
     edge = base._edge() if base._rg else None
-    node = CopySlices(edge, (base._shape, base.dtype), view._vchain, fn)
+    node = CopySlices(edge, (base._shape, base.dtype), view._vchain, fn,
+                      has_internal_overlap(view))
     base._grad_fn, base._out_nr, base._rg = node, 0, True
 
 
