@@ -214,6 +214,27 @@ def test_view_metadata_and_aliasing(name):
     same(f)
 
 
+@pytest.mark.parametrize("name", VIEWS)
+def test_view_of_base_requiring_grad(name):
+    """The view's grad_fn and its backward; then an in-place op through it (CopySlices on
+    the base, AsStridedBackward0 for the view, or torch's error) and backward again."""
+    def f(L):
+        x = L.arange(24.0).reshape(2, 3, 4).sin().detach().requires_grad_()
+        base = x * 1
+        v = VIEWS[name](L, base)
+        first = _norm((v, nexts(v)))
+        coeff = L.arange(float(v.numel())).reshape(v.shape)
+        (v * coeff).sum().backward()
+        g1 = G(x.grad)
+        if name == "unfold_overlapping":
+            return first, g1
+        outcome = attempt(lambda: v.mul_(-2))
+        x.grad = None
+        (base * base).sum().backward()
+        return first, g1, outcome, base, v, nexts(base), nexts(v), G(x.grad)
+    same(f)
+
+
 @pytest.mark.parametrize("name", ["split_1", "unbind", "chunk", "transpose", "diagonal",
                                   "index_mixed", "expand", "chain"])
 def test_write_into_base_is_seen_by_view(name):
@@ -694,7 +715,8 @@ def test_inplace_without_views_extends_history():
         w = L.tensor([2.0, -1.0, 0.5], requires_grad=True)
         z = x.sin()
         fns = []
-        for op in (lambda: z.mul_(w), lambda: z.exp_(), lambda: z.add_(x), lambda: z.clamp_(0, 3)):
+        # (exp_ last: its node saves its result, which a later in-place op would modify)
+        for op in (lambda: z.mul_(w), lambda: z.add_(x), lambda: z.clamp_(0, 3), lambda: z.exp_()):
             op()
             fns.append((z.grad_fn.name(), z._version, z.is_leaf, z.output_nr))
         z.sum().backward()
@@ -727,7 +749,7 @@ def test_chain_of_inplace_ops_on_overlapping_views():
         b = z[1:]          # rows 1..3, overlapping a
         c = z.t()[1]       # column 1, crossing both
         a.mul_(w)
-        b.exp_()
+        b.sin_()
         c.add_(w[0])
         a[1].sin_()
         b.t()[2].clamp_(-1, 1.5)
@@ -738,14 +760,18 @@ def test_chain_of_inplace_ops_on_overlapping_views():
     same(f)
 
 
-def test_inplace_between_two_views_of_one_base():
+@pytest.mark.parametrize("saving", [False, True])
+def test_inplace_between_two_views_of_one_base(saving):
     def f(L):
         x = _rand(L, 2, 3, rg=True)
         z = x * 1
         r0, r1 = z[0], z[1]
-        r0.add_(r1)       # reads the other view
-        r1.mul_(r0)       # reads the freshly written view
-        r0.copy_(r1.exp())
+        r0.add_(r1)                 # reads the other view
+        r1.sub_(r0 * 2)             # reads the freshly written view
+        r1.copy_(r0.tanh() + r1)
+        r0.div_(3)
+        if saving:   # mul_ saves r0, and bumps the version r0 shares: backward raises
+            r1.mul_(r0)
         z.sum().backward()
         return r0, r1, z, nexts(z), G(x.grad)
     same(f)
@@ -804,7 +830,7 @@ def test_inplace_on_base_then_view_values_and_graph():
         x = _rand(L, 2, 3, rg=True)
         z = x * 2
         v = z[:, ::2]
-        z.exp_()
+        z.sin_()
         z.sub_(1)
         r = (v, nexts(v), v._version)
         v.sum().backward()
@@ -1038,7 +1064,7 @@ def test_view_made_in_no_grad_inplace_in_same_mode_is_allowed(mode):
             v = z[0]
             v.mul_(10)
             z[1].add_(1)
-        r = (z, v, z._version)
+        r = (z, v.tolist(), v.requires_grad, z._version, v._version)
         z.sum().backward()     # z's graph is unchanged: the in-place ops were not tracked
         return r, G(x.grad)
     same(f)
