@@ -235,8 +235,6 @@ def test_backward_create_graph_then_grad_of_grad():
     assert np.allclose(r[2].values, [6.0, -12.0])
 
 
-@pytest.mark.xfail(strict=True, reason="ops/__init__.py names the copy_ node 'CopyBackwards'; "
-                   "torch's name() is 'torch::autograd::CopyBackwards' (a C++ node)")
 def test_copy_backwards_node_name():
     def f(L):
         x = L.tensor([1.0, -2.0], requires_grad=True)

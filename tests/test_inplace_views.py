@@ -433,9 +433,6 @@ def test_augmented_assignment_is_inplace(op, rhs):
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="ops/__init__.py binds __imatmul__ to an in-place "
-                   "matmul; torch 2.13 has no in-place @=: `a @= b` rebinds a to a @ b (a "
-                   "new tensor; the old one keeps its values and version)")
 def test_matmul_augmented_assignment_rebinds():
     def f(L):
         x = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -1185,8 +1182,6 @@ def test_multi_output_views_modified_inplace(fn, case):
 # =============================================================================================
 # Known differences (xfail): each names the file and function where the fix belongs
 # =============================================================================================
-@pytest.mark.xfail(strict=True, reason="ops/__init__.py names the copy_ node 'CopyBackwards'; "
-                   "torch's name() is 'torch::autograd::CopyBackwards'")
 def test_copy_node_name_is_torchs():
     def f(L):
         z = L.zeros(3)

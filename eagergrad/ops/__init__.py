@@ -21,6 +21,8 @@ COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), 
              inputs=("self", "src"), node="CopyBackwards",
              self=P._zeros, src=lambda grad: grad)
 
+COPY.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a torch built-in node
+
 
 def _zero(t):
     return run(ZERO, (t,))
@@ -83,10 +85,6 @@ def _rpow(self, other):
 
 def _rmatmul(self, other):
     return L.matmul(as_t(other), self)
-
-
-def _imatmul(self, other):
-    return inplace(self, L.matmul, other)
 
 
 def _method_where(self, condition, other):
@@ -194,7 +192,7 @@ def bind_methods(Tensor):
         __and__=P.bitwise_and, __rand__=P.bitwise_and, __or__=P.bitwise_or,
         __ror__=P.bitwise_or, __xor__=P.bitwise_xor, __rxor__=P.bitwise_xor,
         __eq__=P.eq, __ne__=P.ne, __lt__=P.lt, __le__=P.le, __gt__=P.gt, __ge__=P.ge,
-        __getitem__=I.getitem, __setitem__=I.setitem, __imatmul__=_imatmul,
+        __getitem__=I.getitem, __setitem__=I.setitem,
     )
     for k, v in ops.items():
         setattr(Tensor, k, v)
