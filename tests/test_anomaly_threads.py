@@ -19,7 +19,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Using backward\\(\\) with create_graph=True")
 
 
-from _difflog import Log, _T, norm, run  # noqa: E402,F401  (shared harness)
 import _difflog  # noqa: E402
 
 

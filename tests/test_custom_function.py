@@ -2,7 +2,6 @@
 same Function with torch and with eagergrad, logs what forward/backward see (ctx
 state, gradients, grad mode) and what comes out, and the two logs must be equal.
 Last, Functions whose forward/backward are jax kernels, checked against jax.grad."""
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +18,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:The .grad attribute of a Tensor that is not a leaf")
 
 
-from _difflog import Log, _T, norm, run  # noqa: E402,F401  (shared harness)
 import _difflog  # noqa: E402
 
 

@@ -6,7 +6,6 @@ Order on one node (torch 2.13, engine.cpp call_function / call_tensor_pre_hooks)
 tensor hooks (registration order), retain_grad, node pre-hooks, the node (for a leaf:
 AccumulateGrad, then its post-accumulate-grad hooks), node post-hooks.
 """
-import numpy as np
 import pytest
 import torch
 
@@ -19,7 +18,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Using backward\\(\\) with create_graph=True")
 
 
-from _difflog import Log, _T, norm, run  # noqa: E402,F401  (shared harness)
 import _difflog  # noqa: E402
 
 

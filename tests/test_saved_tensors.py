@@ -16,7 +16,6 @@ import eagergrad as eg
 LIBS = (torch, eg)
 
 
-from _difflog import Log, _T, norm, run  # noqa: E402,F401  (shared harness)
 import _difflog  # noqa: E402
 
 
