@@ -76,7 +76,7 @@ def _make_view(src, arr, op, attrs, idx):
     if src._inference:
         return t
     base = t._base = src._base if src._base is not None else src
-    t._rg = base._rg
+    t._rg = base._rg and t.dtype._kind >= 2
     t._view_rg = False
     t._attr_version = t._vc.v
     # torch's CreationMeta and propagate_creation_meta
@@ -295,7 +295,7 @@ class Tensor:
         fn = self._grad_fn if self._base is None else self.grad_fn
         if fn is not None:
             return (fn, self._out_nr)
-        if self._base is not None and not self._view_rg:
+        if self._base is not None and not getattr(self, "_view_rg", False):
             return None  # requires grad only through its base: no accumulator (as torch)
         acc = self._acc() if self._acc is not None else None
         if acc is None:
