@@ -29,10 +29,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 # ---- comparing torch and eagergrad -----------------------------------------------------------
 def _fn_name(fn):
-    # torch's copy_ node is a C++ node, 'torch::autograd::CopyBackwards'; ops/__init__.py
-    # names ours 'CopyBackwards' (test_copy_node_name_is_torchs below, xfail)
-    return None if fn is None else fn.name().replace("torch::autograd::CopyBackwards",
-                                                     "CopyBackwards")
+    return None if fn is None else fn.name()
 
 
 class _T:
@@ -88,8 +85,7 @@ def _norm(v):
 
 
 def _msg(e):
-    return str(e).replace("eagergrad.", "torch.").replace("torch::autograd::CopyBackwards",
-                                                         "CopyBackwards")
+    return str(e).replace("eagergrad.", "torch.")
 
 
 def _run(fn, L):
@@ -1179,17 +1175,17 @@ def test_multi_output_views_modified_inplace(fn, case):
     same(f)
 
 
-# =============================================================================================
-# Known differences (xfail): each names the file and function where the fix belongs
-# =============================================================================================
 def test_copy_node_name_is_torchs():
     def f(L):
         z = L.zeros(3)
         z.copy_(L.ones(3, requires_grad=True))
         return z.grad_fn.name()
-    assert _run(f, torch) == _run(f, eg)
+    assert same(f) == "torch::autograd::CopyBackwards"
 
 
+# =============================================================================================
+# Known differences (xfail): each names the file and function where the fix belongs
+# =============================================================================================
 @pytest.mark.xfail(strict=True, reason="autograd/__init__.py _root_edges: a view made under "
                    "no_grad requires grad through its base but has no grad_fn and no "
                    "accumulator (Tensor._edge() is None); torch raises 'element 0 of tensors "
