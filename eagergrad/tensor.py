@@ -41,17 +41,13 @@ def _zeros_meta(shape, dtype):
     return _make(jnp.zeros(shape, dtype.np))
 
 
-def _wrap_outputs(op, tensors, attrs, out, node):
+def _wrap_outputs(op, tensors, attrs, out):
+    """Tensors over an op's output arrays (views of tensors[0] for view ops); the op
+    table's _record wires them to their node."""
     multi = isinstance(out, tuple)
-    outs = out if multi else (out,)
-    res = []
-    for i, a in enumerate(outs):
-        t = _make(a) if op.view is None else _make_view(tensors[0], a, op, attrs, i if multi else None)
-        if node is not None and i not in op.nondiff and t.dtype._kind >= 2:
-            t._rg = True
-            t._grad_fn = node
-            t._out_nr = i
-        res.append(t)
+    res = [_make(a) if op.view is None else
+           _make_view(tensors[0], a, op, attrs, i if multi else None)
+           for i, a in enumerate(out if multi else (out,))]
     return tuple(res) if multi else res[0]
 
 

@@ -20,7 +20,6 @@ _new = object.__new__
 import jax
 import jax.numpy as jnp
 
-from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.fused import Unfusable
@@ -260,7 +259,7 @@ def run(op, tensors, attrs=()):
                     _record(op, tensors, attrs, (t,))
                     break
         return t
-    result = _wrap_outputs(op, tensors, attrs, out, None)
+    result = _wrap_outputs(op, tensors, attrs, out)
     if STATE.grad and op.diff_inputs:
         nfix = len(op.input_names) - op.variadic
         if any(tensors[i]._rg for i in op.diff_index if i < nfix) or (
@@ -335,7 +334,3 @@ def _record(op, tensors, attrs, outs):
     # the gradient metadata each edge expects is that of the input it leads to
     spec = node._spec = (attrs, tuple(metas), meta, plan[2], n_var)
     node._sig = intern_sig((op, spec))
-
-
-def _dt(a):
-    return FROM_NP[a.dtype]
