@@ -1,22 +1,39 @@
-"""Shared timing helper for the benchmarks: best-of-N wall time per call."""
+"""Shared timing helpers for the benchmarks: best-of-N wall time per call, with the
+candidates measured in interleaved rounds so that a slow spell of the machine (this
+is often a shared VM) hits them all alike instead of whichever ran during it."""
 import time
 
 
-def bench(fn, warmup=3, repeat=7, number=None):
+def _calibrate(fn, warmup):
     for _ in range(warmup):
         fn()
-    if number is None:
-        t0 = time.perf_counter()
+    t0 = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t0
+    return max(1, int(0.1 / max(dt, 1e-7)))
+
+
+def _timed(fn, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
         fn()
-        dt = time.perf_counter() - t0
-        number = max(1, int(0.2 / max(dt, 1e-7)))
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
+    return (time.perf_counter() - t0) / number
+
+
+def bench_all(fns, warmup=3, rounds=15):
+    """Best time per call of each function in `fns`, measured round-robin."""
+    numbers = [_calibrate(fn, warmup) for fn in fns]
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for k, (fn, number) in enumerate(zip(fns, numbers)):
+            time.sleep(0.02)  # let the previous candidate's spinning worker threads park
+            best[k] = min(best[k], _timed(fn, number))
     return best
+
+
+def bench(fn, warmup=3, rounds=15):
+    """Best time per call of `fn`."""
+    return bench_all([fn], warmup, rounds)[0]
 
 
 def report(title, rows, base="torch eager"):

@@ -7,7 +7,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import eagergrad as eg  # noqa: E402
-from _common import bench  # noqa: E402
+from _common import bench_all  # noqa: E402
 from ops_chain import N_OPS  # noqa: E402
 
 
@@ -36,18 +36,19 @@ def main():
     def hook(g):
         calls[0] += 1
 
-    rows = {}
+    steps = {}
     for name, m in (("torch", torch), ("eagergrad", eg)):
         x = m.tensor(data[0], requires_grad=True)
         w = m.tensor(data[1], requires_grad=True)
         for label, h in (("no hooks", None), ("hook per op", hook)):
-            def step():
+            def step(x=x, w=w, h=h):
                 x.grad = w.grad = None
                 chain(x, w, h).backward()
             calls[0] = 0
             step()
             assert calls[0] == (N_OPS if h else 0), calls[0]
-            rows[(name, label)] = bench(step)
+            steps[(name, label)] = step
+    rows = dict(zip(steps, bench_all(list(steps.values()))))
     print(f"hooks: ops_chain ({N_OPS} ops on float32[100]) with one tensor hook per op")
     for (name, label), t in rows.items():
         print(f"  {name:10s} {label:12s} {t * 1e6:9.1f} us   "

@@ -7,7 +7,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import eagergrad as eg  # noqa: E402
-from _common import bench  # noqa: E402
+from _common import bench_all  # noqa: E402
 
 B, D, DEPTH = 32, 64, 4
 
@@ -52,14 +52,15 @@ def step(block, x, params):
 
 
 def main():
-    rows = {}
+    steps = {}
     grads = {}
     for name, m in (("torch", torch), ("eagergrad", eg)):
         x, params = make(m, np.random.RandomState(0))
         for kind, block in (("in-place", block_inplace), ("out-of-place", block_outofplace)):
             step(block, x, params)
             grads[(name, kind)] = x.grad.numpy().copy()
-            rows[(name, kind)] = bench(lambda: step(block, x, params))
+            steps[(name, kind)] = lambda block=block, x=x, params=params: step(block, x, params)
+    rows = dict(zip(steps, bench_all(list(steps.values()))))
     for k, g in grads.items():
         np.testing.assert_allclose(g, grads[("torch", "out-of-place")], rtol=1e-4, atol=1e-5)
     print(f"inplace: residual block x{DEPTH}, batch {B}, width {D}, forward+backward")

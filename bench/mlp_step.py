@@ -9,7 +9,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import eagergrad as eg  # noqa: E402
-from _common import bench, report  # noqa: E402
+from _common import bench_all, report  # noqa: E402
 
 SIZES = (784, 512, 512, 10)
 LR = 0.01
@@ -86,9 +86,8 @@ def main():
         sgd_step(eg, pe, xe, ye)
         jax.block_until_ready(pe[-1].jax())
 
-    rows = [("torch eager", bench(lambda: sgd_step(torch, pt, xt, yt))),
-            ("eagergrad", bench(step_eg)),
-            ("jax.jit(value_and_grad)", bench(step_jax))]
+    names = ["torch eager", "eagergrad", "jax.jit(value_and_grad)"]
+    rows = list(zip(names, bench_all([lambda: sgd_step(torch, pt, xt, yt), step_eg, step_jax])))
     report("mlp_step: 784-512-512-10 MLP, batch 128, cross-entropy, one SGD step", rows)
 
 

@@ -9,7 +9,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import eagergrad as eg  # noqa: E402
-from _common import bench, report  # noqa: E402
+from _common import bench_all, report  # noqa: E402
 
 N_OPS = 100
 
@@ -54,8 +54,8 @@ def main():
     step_eg()
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy() if xt.grad is not None else
                                (step_torch(), xt.grad.numpy())[1], rtol=1e-4, atol=1e-5)
-    rows = [("torch eager", bench(step_torch)), ("eagergrad", bench(step_eg)),
-            ("jax.jit(value_and_grad)", bench(step_jax))]
+    names = ["torch eager", "eagergrad", "jax.jit(value_and_grad)"]
+    rows = list(zip(names, bench_all([step_torch, step_eg, step_jax])))
     report(f"ops_chain: {N_OPS} elementwise ops (+sum) on float32[100], forward+backward",
            rows)
     t, e = rows[0][1], rows[1][1]

@@ -12,9 +12,7 @@ from .tensor import Tensor, _make
 
 
 def _finish(arr, dtype, device, requires_grad):
-    if device is not None:
-        arr = jax.device_put(arr, _device(device).jax)
-    return _requiring_grad(_make(arr), requires_grad)
+    return _requiring_grad(_make(_put(arr, device)), requires_grad)
 
 
 def _requiring_grad(t, requires_grad):
@@ -123,7 +121,31 @@ def _dt(dtype, default=None):
 
 def _filled(fill, size, dtype, device, requires_grad):
     dt = _dt(dtype)
-    return _finish(jnp.full(size, fill, dt.np), dt, device, requires_grad)
+    key = ("full", size, type(fill), fill, dt, device)
+    arr = _consts.get(key)
+    if arr is None:
+        arr = _const(key, _put(jnp.full(size, fill, dt.np), device), math.prod(size))
+    return _requiring_grad(_make(arr), requires_grad)
+
+
+def _put(arr, device):
+    return arr if device is None else jax.device_put(arr, _device(device).jax)
+
+
+# Small constants (the implicit ones of backward(), x[arange(n), y]'s arange, zeros for
+# a buffer) are rebuilt every step; a jax array is immutable, so tensors may share one
+# (each still gets its own Storage). This skips jnp's un-jitted creation path (~30 us)
+# and, for an index, the wait for its values behind queued work in the bounds check.
+_consts = {}
+_CONST_MAX = 1 << 14
+
+
+def _const(key, arr, numel):
+    if numel <= _CONST_MAX and not isinstance(arr, jax.core.Tracer):
+        if len(_consts) >= 64:
+            _consts.clear()
+        _consts[key] = arr
+    return arr
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -169,6 +191,11 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values in [start, end) by step, computed as torch does (start + i * step in double).
+
+    >>> arange(3)
+    tensor([0, 1, 2])
+    """
     if end is None:
         start, end = 0, start
     vals = (start, end, step)
@@ -177,9 +204,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dt = D.as_dtype(dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    n = max(math.ceil((end - start) / step), 0)
-    arr = (start + step * jnp.arange(n, dtype=jnp.float64 if dt._kind >= 2 else jnp.int64))
-    return _finish(arr.astype(dt.np), dt, device, requires_grad)
+    key = ("arange", *((type(v), v) for v in vals), dt, device)
+    arr = _consts.get(key)
+    if arr is None:
+        n = max(math.ceil((end - start) / step), 0)
+        host = start + step * np.arange(n, dtype=np.float64 if dt._kind >= 2 else np.int64)
+        arr = _const(key, _put(jnp.asarray(host.astype(dt.np)), device), n)
+    return _requiring_grad(_make(arr), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):

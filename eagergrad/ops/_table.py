@@ -284,8 +284,14 @@ def _record(op, tensors, attrs, outs):
     bit = 1
     for t in diff:
         if t._rg:
-            fn = t._grad_fn
-            edges.append((fn, t._out_nr) if fn is not None and t._base is None else t._edge())
+            if t._base is not None:
+                edges.append(t._edge())
+            elif t._grad_fn is not None:
+                edges.append((t._grad_fn, t._out_nr))
+            else:  # a leaf: its accumulator while the graph holds it, else a new one
+                acc = t._acc
+                acc = acc() if acc is not None else None
+                edges.append((acc, 0) if acc is not None else t._edge())
             metas.append((t._shape, t.dtype))
             mask |= bit
         else:
