@@ -55,7 +55,7 @@ def _run(m, prog, xv, wv, mode):
 def test_fused_matches_node_by_node_and_torch(prog, mode):
     xv, wv = _data(0)
     expected = _run(torch, prog, xv, wv, mode)
-    fused._cache.clear()
+    fused.clear()
     got = [_run(eg, prog, *_data(0), mode) for _ in range(3)]  # 1st per node, then fused
     assert any(callable(v) for v in fused._cache.values()), "the fused path never compiled"
     fused.ENABLED = False
@@ -130,7 +130,7 @@ def _hooked_program(m, log, replace_at):
 def test_fused_tensor_hooks_run_in_order_and_can_replace(replace_at):
     expected = []
     _hooked_program(torch, expected, replace_at)
-    fused._cache.clear()
+    fused.clear()
     for _ in range(3):  # first sighting node by node, then fused (+ resume when replaced)
         log = []
         _hooked_program(eg, log, replace_at)
@@ -152,7 +152,7 @@ def test_fused_autograd_grad_with_hooked_inputs():
         log.append(("out", ga.tolist(), gx.tolist()))
     expected = []
     prog(torch, expected)
-    fused._cache.clear()
+    fused.clear()
     for _ in range(3):
         log = []
         prog(eg, log)
@@ -160,3 +160,39 @@ def test_fused_autograd_grad_with_hooked_inputs():
         for a, b in zip(log, expected):
             np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in a[1:]]),
                                        np.concatenate([np.ravel(v) for v in b[1:]]), rtol=1e-6)
+
+
+def _two_branches(m, log, sin_first):
+    """The same graph structure, but which branch was recorded first (and so runs first
+    in backward, by sequence number) depends on sin_first."""
+    x = m.tensor([0.5, -1.0], requires_grad=True)
+    if sin_first:
+        p = x.sin()
+        q = x.cos()
+    else:
+        q = x.cos()
+        p = x.sin()
+    p.register_hook(lambda g: log.append("sin"))
+    q.register_hook(lambda g: log.append("cos"))
+    (p * q).sum().backward()
+    return x.grad.tolist()
+
+
+def test_structure_cache_keeps_sequence_order_apart(monkeypatch):
+    from eagergrad.engine import engine
+    fused.clear()
+    for sin_first in (True, False, True, False, True, False):
+        expected, log = [], []
+        want = _two_branches(torch, expected, sin_first)
+        got = _two_branches(eg, log, sin_first)
+        assert log == expected, sin_first
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert len(fused._known) == 2  # one structure key per creation order
+
+    def no_schedule(*a, **k):
+        raise AssertionError("a known structure must not be scheduled again")
+    monkeypatch.setattr(engine, "_schedule", no_schedule)
+    for sin_first in (True, False):
+        expected, log = [], []
+        want = _two_branches(torch, expected, sin_first)
+        assert _two_branches(eg, log, sin_first) == pytest.approx(want) and log == expected

@@ -129,20 +129,15 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
         root = GraphRoot(root_edges, root_grads)
         first = []
 
-    deps = {}
-    seen = {root}
-    stack = [root]
-    while stack:
-        for e in stack.pop()._next:
-            if e is not None:
-                c = e[0]
-                deps[c] = deps.get(c, 0) + 1
-                if c not in seen:
-                    seen.add(c)
-                    stack.append(c)
-
     captures = {}
     run = None  # None: run every node
+    fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED
+    known = fused.structure(root, first) if fusing and outputs is None else None
+    if known is not None and known[2] is not None:  # a structure fused before
+        nodes = known[1]
+        order = [nodes[k] for k in known[2][0]]
+    else:
+        order = None
     if outputs is not None:
         targets = set()
         for i, e in enumerate(outputs):
@@ -154,21 +149,18 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
         run = should if accumulate_grad else {n for n in should
                                               if n not in captures or _leads(n, should)}
     captured = [None] * (len(outputs) if outputs is not None else 0)
-    order = _schedule(root, deps, run, captures)
+    if order is None:
+        order = _schedule(root, _deps(root), run, captures)
 
     prev_mode = get_state()
     set_enabled(create_graph)
     _TASKS.stack.append((next(_task_ids), order, captures))
     try:
         done = False
-        if not create_graph and not ANOMALY.enabled:
-            done = fused.run(order, run, root, first, captures, captured, _tensor_pre_hooks)
-        if done is None:
-            if not keep_graph:
-                for fn in order:
-                    if run is None or fn in run:
-                        fn._release()
-        else:
+        if fusing:
+            done = fused.run(order, run, root, first, captures, captured, _tensor_pre_hooks,
+                             keep_graph, known)
+        if done is not None:
             _run_nodes(order, run, root, first, captures, captured, keep_graph,
                        done or None)
     finally:
@@ -206,12 +198,27 @@ def will_execute(node):
     return True
 
 
+def _deps(root):
+    """How many edges lead to each node reachable from root."""
+    deps = {}
+    stack = [root]
+    while stack:
+        for e in stack.pop()._next:
+            if e is not None:
+                c = e[0]
+                if c in deps:
+                    deps[c] += 1
+                else:
+                    deps[c] = 1
+                    stack.append(c)
+    return deps
+
+
 def _schedule(root, deps, run, captures):
     """The order nodes execute in. It depends on the graph alone (dependency counts,
     sequence numbers, pruning), never on gradient values, so it is computed up front:
     a node becomes ready when all its consumers ran; the ready node with the highest
-    sequence_nr goes first (AccumulateGrad's is the maximum)."""
-    deps = dict(deps)
+    sequence_nr goes first (AccumulateGrad's is the maximum). Consumes `deps`."""
     order = []
     ready = [(-root._seq, 0, root)]
     tie = 1

@@ -11,7 +11,10 @@ gradient changes everything downstream: the engine then resumes node by node fro
 that node (the nodes before it are re-run silently to rebuild their buffers).
 The cache key is the graph's structure: every node's `_sig` (interned when the node
 was recorded), the wiring and which nodes have tensor hooks. A structure is compiled
-the second time it is seen, so one-off graphs never pay a compile. Anything else
+the second time it is seen, so one-off graphs never pay a compile. A plain backward
+(no inputs=, nothing captured) of a structure already fused skips even the schedule
+and the plan: `structure()` reads the graph in one pass into a key that fixes it up to
+renaming, and the schedule is replayed from the first run. Anything else
 (node hooks, custom Functions, a version-counter or freed-buffer error, a formula that
 raises) takes the per-node path, which reproduces torch's behaviour to the letter.
 """
@@ -20,6 +23,7 @@ import collections
 import jax
 
 from .graph import AccumulateGrad, GraphRoot
+from .saved import SavedTensor
 
 ENABLED = True  # set False to always run node by node
 _MAX = 512
@@ -31,26 +35,79 @@ class Unfusable(Exception):
     """Raised while planning when a node cannot run inside the fused computation."""
 
 
-def run(order, run_set, root, first, captures, captured, tensor_hooks):
-    """Execute `order` fused when possible. Returns None when done; False when the
+def structure(root, first):
+    """For a plain backward (every node runs, nothing captured): the graph's structure
+    read in one pass, as (structure key, nodes in discovery order, hit); hit is what an
+    earlier fused run of the same structure left (see `run`), else None. None when a
+    node cannot be fused. A hit spares the engine its dependency count and schedule and
+    this module its plan: the key fixes the whole graph up to renaming (discovery order
+    is a function of the structure; each node's signature fixes its number of edges;
+    the sequence-number ranks fix the schedule's ties)."""
+    nodes = [root]
+    pos = {root: 0}
+    parts = []
+    for n in nodes:
+        if n._sig is None or n._pre_hooks or n._post_hooks:
+            return None
+        parts.append(n._sig)
+        parts.append(bool(n._tensor_pre_hooks or n._retain_hooks))
+        for e in n._next:
+            if e is None:
+                parts.append(-1)
+                continue
+            c = e[0]
+            j = pos.get(c)
+            if j is None:
+                j = pos[c] = len(nodes)
+                nodes.append(c)
+            parts.append(j)
+            parts.append(e[1])
+    seqs = [n._seq for n in nodes]
+    skey = (tuple(parts), tuple(sorted(range(len(nodes)), key=seqs.__getitem__)),
+            None if isinstance(root, GraphRoot) else tuple(g is not None for g in first))
+    return skey, nodes, _known.get(skey)
+
+
+_known = {}  # structure key -> (schedule as discovery indices, compiled fn, post, ops)
+
+
+def clear():
+    """Forget every compiled structure (the next two sightings run node by node)."""
+    _cache.clear()
+    _known.clear()
+
+
+def run(order, run_set, root, first, captures, captured, tensor_hooks, keep_graph,
+        known=None):
+    """Execute `order` fused when possible (releasing the saved tensors of the nodes it
+    ran unless keep_graph). Returns None when done; False when the
     per-node path must run instead; (position, gradients) when a tensor hook replaced a
-    gradient and the per-node path must resume there."""
+    gradient and the per-node path must resume there. known: `structure()`'s answer."""
     if not ENABLED:
         return False
-    plan = _plan(order, run_set, captures)
-    if plan is None:
-        return False
-    key, steps, cap_slots, saved = plan
-    if not isinstance(root, GraphRoot):
-        key = (key, tuple(g is not None for g in first))
-    entry = _cache.get(key)
-    if entry is None:
-        _cache[key] = 0
-        while len(_cache) > _MAX:
-            _cache.popitem(last=False)
-        return False
-    if entry is False:
-        return False
+    hit = known[2] if known is not None else None
+    if hit is not None:
+        _, entry, post, ops = hit
+        key, cap_slots, saved = None, (), []
+        try:
+            _saved_of([order[i] for i in ops], saved)
+        except Exception:
+            return False  # the per-node path raises what torch raises
+    else:
+        plan = _plan(order, run_set, captures)
+        if plan is None:
+            return False
+        key, steps, cap_slots, saved, post, ops = plan
+        if not isinstance(root, GraphRoot):
+            key = (key, tuple(g is not None for g in first))
+        entry = _cache.get(key)
+        if entry is None:
+            _cache[key] = 0
+            while len(_cache) > _MAX:
+                _cache.popitem(last=False)
+            return False
+        if entry is False:
+            return False
     try:
         if entry == 0:
             entry = _cache[key] = _compile(order, steps, cap_slots, root, first)
@@ -58,18 +115,24 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks):
                  [g._value for g in first if g is not None])
         acc_out, cap_out, tap_out = entry(roots, saved)
     except Exception:
-        if not callable(_cache.get(key)):
+        if key is not None and not callable(_cache.get(key)):
             _cache[key] = False
         return False  # the per-node path raises what torch raises, where torch does
-    try:
-        _cache.move_to_end(key)
-    except KeyError:  # evicted meanwhile by another thread
-        pass
+    if hit is None:
+        try:
+            _cache.move_to_end(key)
+        except KeyError:  # evicted meanwhile by another thread
+            pass
+        if known is not None:
+            pos = {n: j for j, n in enumerate(known[1])}
+            if len(_known) >= _MAX:
+                _known.clear()
+            _known[known[0]] = ([pos[n] for n in order], entry, post, ops)
     from ..tensor import _make
     for (_, _, idx), a in zip(cap_slots, cap_out):
         captured[idx] = None if a is None else _make(a)
     acc_it, tap_it = iter(acc_out), iter(tap_out)
-    for i, kind, _, tapped, _ in steps:
+    for i, kind, tapped in post:
         node = order[i]
         grads = None
         if tapped:
@@ -84,14 +147,18 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks):
             if grads is not None or a is not None or node.variable._post_acc_hooks:
                 node.apply([grads[0] if grads is not None else
                             None if a is None else _make(a)])
+    if not keep_graph:
+        for i in ops:
+            order[i]._release()
     return None
 
 
 def _plan(order, run_set, captures):
     """The run's structure (a hashable key and the steps to trace), the capture slots,
-    and the saved arrays of the nodes that run. None when it cannot be fused."""
+    the saved arrays of the nodes that run, and the steps that need Python afterwards
+    (tensor hooks, accumulation). None when it cannot be fused."""
     index = {n: i for i, n in enumerate(order)}
-    key, steps, cap_slots, saved = [], [], [], []
+    key, steps, cap_slots, saved, post, ops = [], [], [], [], [], []
     try:
         for i, n in enumerate(order):
             if n._sig is None or n._pre_hooks or n._post_hooks:
@@ -104,12 +171,17 @@ def _plan(order, run_set, captures):
             if run_set is not None and n not in run_set:
                 steps.append((i, _SKIP, (), tapped, 0))
                 key.append((_SKIP, caps, tapped))
+                if tapped:
+                    post.append((i, _SKIP, tapped))
                 continue
             t = type(n)
             if t is AccumulateGrad:
                 steps.append((i, AccumulateGrad, (), tapped, 0))
                 key.append((n._sig, caps, tapped))
+                post.append((i, AccumulateGrad, tapped))
                 continue
+            if tapped:
+                post.append((i, t, tapped))
             edges = []
             for e in n._next:
                 j = None
@@ -120,13 +192,30 @@ def _plan(order, run_set, captures):
             if t is GraphRoot:
                 steps.append((i, GraphRoot, edges, tapped, 0))
             else:
-                arrays = n._saved_arrays(fusing=True)
-                steps.append((i, n, edges, tapped, len(arrays)))
-                saved.extend(arrays)
+                k = len(saved)
+                _saved_of((n,), saved)
+                steps.append((i, n, edges, tapped, len(saved) - k))
+                ops.append(i)
             key.append((n._sig, edges, caps, tapped))
     except Exception:
         return None  # e.g. a saved tensor modified in place: the per-node path raises it
-    return tuple(key), steps, cap_slots, saved
+    return tuple(key), steps, cap_slots, saved, post, ops
+
+
+def _saved_of(nodes, out):
+    """Append the saved values of `nodes` as arrays (version-checked; Unfusable when one
+    has unpack hooks, which must run when and each time the node runs)."""
+    for node in nodes:
+        for x in node._saved.values():
+            # inline SavedTensor.array's common case: a live, unhooked input
+            if (type(x) is SavedTensor and not x._is_output and x._unpack is None
+                    and x._t is not None and x._vc.v == x._version):
+                out.append(x._t._value)
+            else:
+                for y in (x if type(x) is list else (x,)):
+                    if y._unpack is not None:
+                        raise Unfusable
+                    out.append(y.array(node))
 
 
 def _compile(order, steps, cap_slots, root, first):
