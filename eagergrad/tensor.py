@@ -7,7 +7,7 @@ import numpy as np
 from . import _dtypes as D
 from ._storage import Storage, VersionCounter, contiguous_strides
 from .engine.grad_mode import STATE
-from .engine.graph import AccumulateGrad
+from .engine.graph import AccumulateGrad, RemovableHandle
 from .size import Size
 from .device import device_of
 
@@ -345,31 +345,28 @@ class Tensor:
         >>> (x * 2).sum().backward(); x.grad
         tensor([6., 6.])
         """
-        import collections
-        from .engine.graph import RemovableHandle
-        if not self.requires_grad:
+        if not (self._rg or self._base is not None and self._base._rg):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        fn = self.grad_fn
+        fn = self._grad_fn if self._base is None else self.grad_fn
         if fn is None:
             if self._hooks is None:
-                self._hooks = collections.OrderedDict()
+                self._hooks = {}
                 acc = self._grad_accumulator()
                 if acc is not None:
                     acc._tensor_pre_hooks = {0: self._hooks}
             return RemovableHandle(self._hooks, hook)
         # one hook dict per tensor, as torch: the node runs them tensor by tensor
-        if fn._tensor_pre_hooks is None:
-            fn._tensor_pre_hooks = {}
-        hooks = fn._tensor_pre_hooks.get(self._out_nr)
+        pre = fn._tensor_pre_hooks
+        if pre is None:
+            pre = fn._tensor_pre_hooks = {}
+        hooks = pre.get(self._out_nr)
         if hooks is None:
-            hooks = fn._tensor_pre_hooks[self._out_nr] = collections.OrderedDict()
+            hooks = pre[self._out_nr] = {}
         return RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor), run after a leaf's `.grad` was accumulated."""
-        import collections
-        from .engine.graph import RemovableHandle
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
@@ -377,7 +374,7 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
         if self._post_acc_hooks is None:
-            self._post_acc_hooks = collections.OrderedDict()
+            self._post_acc_hooks = {}
         return RemovableHandle(self._post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -305,15 +305,18 @@ def _tensor_pre_hooks(fn, grads):
     one dict per tensor, in the order of their first hooks, each in registration order),
     called even on a None gradient; then retain_grad's (as torch's call_tensor_pre_hooks)."""
     grads = list(grads)
-    for nr, hooks in list((fn._tensor_pre_hooks or {}).items()):
-        for hook in list(hooks.values()):
-            g = grads[nr]
-            r = hook(g)
-            if r is not None and r is not g:
-                grads[nr] = _check_single(hook, g, r)
-    for nr, hook in list((fn._retain_hooks or {}).items()):
-        if grads[nr] is not None:
-            hook(grads[nr])
+    pre, retain = fn._tensor_pre_hooks, fn._retain_hooks
+    if pre:
+        for nr, hooks in list(pre.items()):
+            for hook in list(hooks.values()):
+                g = grads[nr]
+                r = hook(g)
+                if r is not None and r is not g:
+                    grads[nr] = _check_single(hook, g, r)
+    if retain:
+        for nr, hook in list(retain.items()):
+            if grads[nr] is not None:
+                hook(grads[nr])
     return grads
 
 

@@ -113,7 +113,7 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks, keep_grap
             entry = _cache[key] = _compile(order, steps, cap_slots, root, first)
         roots = ([g._value for g in root._grads] if isinstance(root, GraphRoot) else
                  [g._value for g in first if g is not None])
-        acc_out, cap_out, tap_out = entry(roots, saved)
+        outs = entry(roots, saved)
     except Exception:
         if key is not None and not callable(_cache.get(key)):
             _cache[key] = False
@@ -129,21 +129,25 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks, keep_grap
                 _known.clear()
             _known[known[0]] = ([pos[n] for n in order], entry, post, ops)
     from ..tensor import _make
-    for (_, _, idx), a in zip(cap_slots, cap_out):
+    for (_, _, idx), a in zip(cap_slots, outs):
         captured[idx] = None if a is None else _make(a)
-    acc_it, tap_it = iter(acc_out), iter(tap_out)
+    k = len(cap_slots)  # then, in `post` order, each step's taps and accumulated grad
     for i, kind, tapped in post:
         node = order[i]
         grads = None
         if tapped:
-            raw = [None if a is None else _make(a) for a in next(tap_it)]
+            n = len(node._meta_in)
+            raw = [None if a is None else _make(a) for a in outs[k:k + n]]
+            k += n
             grads = tensor_hooks(node, raw)
-            if any(g is not r for g, r in zip(grads, raw)):
-                return i, grads
+            for g, r in zip(grads, raw):
+                if g is not r:
+                    return i, grads
             for nr, idx in captures.get(node, ()):
                 captured[idx] = grads[nr]
         if kind is AccumulateGrad:
-            a = next(acc_it)
+            a = outs[k]
+            k += 1
             if grads is not None or a is not None or node.variable._post_acc_hooks:
                 node.apply([grads[0] if grads is not None else
                             None if a is None else _make(a)])
@@ -244,7 +248,7 @@ def _compile(order, steps, cap_slots, root, first):
 
     def fused(roots, saved):
         bufs = {} if is_graph_root else {0: dict(zip(root_slots, roots))}
-        acc_out, taps, cap_out = [], [], [None] * len(cap_slots)
+        flat, cap_out = [], [None] * len(cap_slots)
         pos = 0
         for i, fn, nones, edges, tap, n_saved in plan:
             buf = bufs.pop(i, {})
@@ -253,11 +257,11 @@ def _compile(order, steps, cap_slots, root, first):
                 if k is not None:
                     cap_out[k] = g
             if tap:
-                taps.append([buf.get(j) for j in range(tap)])
+                flat.extend([buf.get(j) for j in range(tap)])
             if fn is _SKIP:
                 continue
             if fn is AccumulateGrad:
-                acc_out.append(buf.get(0))
+                flat.append(buf.get(0))
                 continue
             if fn is GraphRoot:
                 outs = roots
@@ -271,6 +275,6 @@ def _compile(order, steps, cap_slots, root, first):
                 if e is not None and g is not None:
                     b = bufs.setdefault(e[0], {})
                     b[e[1]] = b[e[1]] + g if e[1] in b else g
-        return acc_out, cap_out, taps
+        return cap_out + flat  # one flat list: cheaper for jax to hand back
 
     return jax.jit(fused)

@@ -101,16 +101,18 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
+_handle_ids = itertools.count()
+
+
 class RemovableHandle:
     """A hook's handle: `.remove()` unregisters it (also usable as a context manager)."""
 
-    _ids = itertools.count()
     __slots__ = ("_dicts", "id")
 
     def __init__(self, hooks, value, extra=()):
-        self.id = next(RemovableHandle._ids)
-        self._dicts = (hooks,) + tuple(extra)
-        hooks[self.id] = value
+        self.id = i = next(_handle_ids)
+        self._dicts = (hooks, *extra) if extra else (hooks,)
+        hooks[i] = value
 
     def remove(self):
         for d in self._dicts:
