@@ -42,34 +42,30 @@ def inplace(self, fn, *args, **kwargs):
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
     view = self._base is not None
-    record = STATE.grad and (self.requires_grad or
-                             any(isinstance(a, Tensor) and a._rg for a in args))
+    self_rg = self._rg or view and self._base._rg  # (self.requires_grad, inlined)
+    record = STATE.grad and (self_rg or any(isinstance(a, Tensor) and a._rg for a in args))
     if record:  # torch's check_inplace, before the kernel's own checks
         if view:
             _check_view(self)
-        if self._grad_fn is None and self.requires_grad:  # (the field: not regenerated)
+        if self._grad_fn is None and self_rg:  # (the field: not regenerated)
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
     _check_overlap(self, fn, args)
     if not record:
         out = fn(self, *args, **kwargs)
-        _check_cast(out, self)
-        self._write(out._value)
-        self._vc.v += 1
+        _write_result(self, out)
         return self
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
-    if self.requires_grad:
-        snap._rg, snap._grad_fn, snap._out_nr, snap._acc = True, self.grad_fn, self._out_nr, \
-            self._acc
+    if self_rg:
+        snap._rg, snap._grad_fn, snap._out_nr, snap._acc = True, \
+            self.grad_fn if view else self._grad_fn, self._out_nr, self._acc
     out = fn(snap, *args, **kwargs)
-    _check_cast(out, self)
-    if out.dtype is not self.dtype:
+    if out.dtype is not self.dtype and _can_cast(out.dtype, self.dtype):
         out = out.to(self.dtype)
-    self._write(out._value)
-    self._vc.v += 1
+    _write_result(self, out)
     node = out._grad_fn
-    saved_out = [s for s in getattr(node, "_saved", {}).values()
-                 if getattr(s, "_is_output", False)]
+    saved = getattr(node, "_saved", None)
+    saved_out = [s for s in saved.values() if getattr(s, "_is_output", False)] if saved else ()
     for s in saved_out:  # a saved result is now this tensor
         s._vc, s._version = self._vc, self._vc.v
         s._src = (self._st, self._vchain, self._st.gen)
@@ -101,6 +97,12 @@ _PARTIAL_OK = frozenset(("_fill", "masked_fill", "index_fill", "index_add", "ind
 
 
 def _check_overlap(self, fn, args):
+    if self._stride is None:  # dense, so no internal overlap; other storages can't overlap
+        for a in args:
+            if isinstance(a, Tensor) and a._st is self._st:
+                break
+        else:
+            return
     name = getattr(fn, "__qualname__", "")
     if name == "_copy" and args[0] is self:
         return  # torch's copy_ returns at once when src is self
@@ -111,6 +113,20 @@ def _check_overlap(self, fn, args):
         for a in args:
             if isinstance(a, Tensor) and not (a.ndim == 0 and name in _INTERNAL_OK):
                 check_no_partial_overlap(self, a)  # (x[mask] = 0-dim: torch's masked_fill_)
+
+
+def _write_result(self, out):
+    """Check `out` fits self (torch's wording), write it, bump the version once."""
+    if out._shape != self._shape or out.dtype is not self.dtype:
+        _check_cast(out, self)
+        self._write(out._value)
+    elif self._vchain is None:  # the common case, as _write does it
+        st = self._st
+        st.array = out._value
+        st.gen += 1
+    else:
+        self._write(out._value)
+    self._vc.v += 1
 
 
 def _check_cast(out, self):
