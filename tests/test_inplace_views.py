@@ -801,10 +801,6 @@ def test_mask_setitem_inside_differentiable_computation():
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="ops/index.py INDEX (and INDEX_SELECT) formulas use "
-                   "`self` for its shape, so the node saves self: modifying it afterwards "
-                   "raises a version error in backward; torch's IndexBackward0 saves only "
-                   "self's sizes and options (and the indices)")
 def test_mask_read_then_written():
     def f(L):
         x = _rand(L, 3, 4, rg=True)

@@ -24,14 +24,19 @@ INDEX_PUT_ACC = defop("index_put_acc", lambda self, values, *indices, positions:
                       inputs=("self", "values", "*indices"), attrs=("positions",),
                       node="IndexPutBackward0",
                       self=lambda grad: grad,
-                      values=lambda grad, indices, positions: run(INDEX, (grad, *indices),
-                                                                  (positions,)))
-INDEX = defop("index", lambda self, *indices, positions:
+                      values=lambda grad, indices, positions: _index(grad, indices,
+                                                                     positions))
+# torch's IndexBackward0 keeps self's sizes, not self: writing to self later is fine
+INDEX = defop("index", lambda self, *indices, positions, self_sym_sizes:
               self[_full_index(positions, self.ndim, indices)],
-              inputs=("self", "*indices"), attrs=("positions",),
-              self=lambda grad, self, indices, positions:
-              run(INDEX_PUT_ACC, (self.new_zeros(self._shape).to(grad.dtype), grad, *indices),
+              inputs=("self", "*indices"), attrs=("positions", "self_sym_sizes"),
+              self=lambda grad, indices, positions, self_sym_sizes:
+              run(INDEX_PUT_ACC, (grad.new_zeros(self_sym_sizes), grad, *indices),
                   (positions,)))
+
+
+def _index(t, indices, positions):
+    return run(INDEX, (t, *indices), (positions, t._shape))
 
 
 def _to_index(x):
@@ -121,7 +126,7 @@ def getitem(self, index):
     result, adv = _basic(self, index, keep_single_slice=True)
     if adv:
         positions = tuple(sorted(adv))
-        return run(INDEX, (result, *[adv[p] for p in positions]), (positions,))
+        return _index(result, [adv[p] for p in positions], positions)
     if result is self:  # x[...], x[:, :]: a shallow alias, as torch
         return run(S.ALIAS, (self,))
     return result
@@ -239,8 +244,7 @@ INDEX_PUT = defop("index_put", lambda self, values, *indices, positions:
                   inputs=("self", "values", "*indices"), attrs=("positions",),
                   self=lambda grad, indices, positions:
                   run(INDEX_PUT, (grad, _zero_like0(grad), *indices), (positions,)),
-                  values=lambda grad, indices, positions: run(INDEX, (grad, *indices),
-                                                              (positions,)))
+                  values=lambda grad, indices, positions: _index(grad, indices, positions))
 
 
 def _zero_like0(t):
@@ -289,23 +293,24 @@ def _along(dim, ndim, index):
     return (slice(None),) * dim + (index,)
 
 
-INDEX_SELECT = defop("index_select", lambda self, index, dim: jnp.take(self, index, axis=dim),
-                     inputs=("self", "index"), attrs=("dim",),
-                     self=lambda grad, self, index, dim:
-                     index_add(self.new_zeros(self._shape).to(grad.dtype), dim, index, grad))
+INDEX_SELECT = defop("index_select", lambda self, index, dim, self_sym_sizes:
+                     jnp.take(self, index, axis=dim),
+                     inputs=("self", "index"), attrs=("dim", "self_sym_sizes"),
+                     self=lambda grad, index, dim, self_sym_sizes:
+                     index_add(grad.new_zeros(self_sym_sizes), dim, index, grad))
 INDEX_ADD = defop("index_add", lambda self, index, source, dim, alpha:
                   self.at[_along(dim, self.ndim, index)].add(
                       (source * alpha).astype(self.dtype)),
                   inputs=("self", "index", "source"), attrs=("dim", "alpha"),
                   self=lambda grad: grad,
                   source=lambda grad, index, dim, alpha:
-                  run(INDEX_SELECT, (grad, index), (dim,)) * alpha if alpha != 1 else
-                  run(INDEX_SELECT, (grad, index), (dim,)))
+                  index_select(grad, dim, index) * alpha if alpha != 1 else
+                  index_select(grad, dim, index))
 INDEX_COPY = defop("index_copy", lambda self, index, source, dim:
                    self.at[_along(dim, self.ndim, index)].set(source.astype(self.dtype)),
                    inputs=("self", "index", "source"), attrs=("dim",),
                    self=lambda grad, index, dim: run(INDEX_FILL, (grad, index), (dim, 0.0)),
-                   source=lambda grad, index, dim: run(INDEX_SELECT, (grad, index), (dim,)))
+                   source=lambda grad, index, dim: index_select(grad, dim, index))
 INDEX_FILL = defop("index_fill", lambda self, index, dim, value:
                    self.at[_along(dim, self.ndim, index)].set(jnp.asarray(value, self.dtype)),
                    inputs=("self", "index"), attrs=("dim", "value"),
@@ -322,7 +327,7 @@ def _index_arg(index, name):
 
 def index_select(input, dim, index):
     return run(INDEX_SELECT, (input, _index_arg(index, "index_select")),
-               (_wrap_dim(dim, input.ndim),))
+               (_wrap_dim(dim, input.ndim), input._shape))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
