@@ -1182,10 +1182,6 @@ def test_copy_node_name_is_torchs():
 # =============================================================================================
 # Known differences (xfail): each names the file and function where the fix belongs
 # =============================================================================================
-@pytest.mark.xfail(strict=True, reason="autograd/__init__.py _root_edges: a view made under "
-                   "no_grad requires grad through its base but has no grad_fn and no "
-                   "accumulator (Tensor._edge() is None); torch raises 'element 0 of tensors "
-                   "does not require grad and does not have a grad_fn', eagergrad a TypeError")
 def test_backward_from_a_no_grad_view_itself():
     def f(L):
         x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)

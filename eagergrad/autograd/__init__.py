@@ -66,10 +66,11 @@ def _make_grads(outputs, grads):
 def _root_edges(outputs):
     edges = []
     for i, o in enumerate(outputs):
-        if not o._rg:
+        e = o._edge() if o._rg else None
+        if e is None:  # (also a view made under no_grad: requires grad, but no history)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
-        edges.append(o._edge())
+        edges.append(e)
     return edges
 
 
