@@ -1179,9 +1179,6 @@ def test_copy_node_name_is_torchs():
     assert same(f) == "torch::autograd::CopyBackwards"
 
 
-# =============================================================================================
-# Known differences (xfail): each names the file and function where the fix belongs
-# =============================================================================================
 def test_backward_from_a_no_grad_view_itself():
     def f(L):
         x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -1191,6 +1188,9 @@ def test_backward_from_a_no_grad_view_itself():
     same_error(f, "element 0 of tensors does not require grad and does not have a grad_fn")
 
 
+# =============================================================================================
+# Known differences (xfail): each names the file and function where the fix belongs
+# =============================================================================================
 @pytest.mark.xfail(strict=True, reason="ops/shape.py _diag_meta: for an empty diagonal torch "
                    "keeps the input's storage offset (it adds offset * stride only when the "
                    "diagonal is not empty)")
