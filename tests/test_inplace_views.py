@@ -508,10 +508,9 @@ def test_setitem_on_a_view_rebases_base(name):
     ("L.tensor([1.0, 2.0]).add_(L.ones(2, 2))", "doesn't match the broadcast shape"),
     ("L.tensor([1.0, 2.0]).mul_(1j)", "can't be cast to the desired output type Float"),
     ("L.ones(2, 3).copy_(L.ones(2))", "must match the size of tensor b"),
-    pytest.param("L.ones(3).masked_fill_(L.ones(3), 1.0)", "masked_fill_ only supports boolean "
-                 "masks", marks=pytest.mark.xfail(strict=True, reason="ops/index.py masked_fill "
-                                                  "names the dtype 'float32'; torch says 'float' "
-                                                  "(c10's ScalarType name)")),
+    ("L.ones(3).masked_fill_(L.ones(3), 1.0)", "masked_fill_ only supports boolean masks"),
+    ("L.ones(3).masked_fill_(L.ones(3, dtype=L.int64), 1.0)", "but got mask with dtype long"),
+    ("L.ones(3).masked_fill_(L.ones(3, dtype=L.complex128), 1.0)", "c10::complex<double>"),
 ])
 def test_inplace_argument_errors(expr, phrase):
     same_error(lambda L: eval(expr, {"L": L}), phrase)

@@ -277,10 +277,17 @@ MASKED_FILL_T = defop("masked_fill_tensor", lambda self, mask, value:
                       value=lambda grad, mask: where(mask, grad, 0.0).sum())
 
 
+# how torch's kernels name a dtype in some messages: the C++ type behind it
+_CPP_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
 def masked_fill(input, mask, value):
     if mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype.name}")
+                           f"{_CPP_TYPE.get(mask.dtype.name, mask.dtype.name)}")
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
