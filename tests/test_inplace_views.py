@@ -1187,12 +1187,6 @@ def test_backward_from_a_no_grad_view_itself():
     same_error(f, "element 0 of tensors does not require grad and does not have a grad_fn")
 
 
-# =============================================================================================
-# Known differences (xfail): each names the file and function where the fix belongs
-# =============================================================================================
-@pytest.mark.xfail(strict=True, reason="ops/shape.py _diag_meta: for an empty diagonal torch "
-                   "keeps the input's storage offset (it adds offset * stride only when the "
-                   "diagonal is not empty)")
 def test_empty_diagonal_storage_offset():
     def f(L):
         b = L.zeros(3, 4)
@@ -1201,6 +1195,9 @@ def test_empty_diagonal_storage_offset():
     assert same(f) == [0, 0, 0]
 
 
+# =============================================================================================
+# Known differences (xfail): each names the file and function where the fix belongs
+# =============================================================================================
 @pytest.mark.xfail(strict=True, reason="ops/_table.py / pointwise ops: torch's TensorIterator "
                    "gives an out-of-place result the memory layout of a non-contiguous input "
                    "(a transposed view); eagergrad's results are always contiguous")

@@ -538,7 +538,9 @@ def type_as(input, other):
 def _diag_meta(src, attrs, idx, shape):
     offset, d1, d2 = attrs[:3]
     st = src.stride()
-    off = src._offset + (offset * st[d2] if offset >= 0 else -offset * st[d1])
+    off = src._offset
+    if shape[-1]:  # torch moves the offset only for a non-empty diagonal
+        off += offset * st[d2] if offset >= 0 else -offset * st[d1]
     rest = tuple(s for i, s in enumerate(st) if i not in (d1, d2))
     return rest + (st[d1] + st[d2],), off
 
