@@ -230,8 +230,7 @@ def draw_view(data, t):
     if kind == "unsqueeze":
         return (kind, data.draw(st.integers(0, nd)))
     if kind == "diagonal":
-        # (a non-empty diagonal: for an empty one torch keeps the input's storage offset,
-        # eagergrad's shape.py does not; the xfail in test_inplace_views.py)
+        # (a non-empty diagonal; empty ones: test_empty_diagonal_storage_offset)
         return (kind, data.draw(st.integers(max(-1, 1 - s[0]), min(1, s[1] - 1))))
     if kind == "narrow":
         k = dim()
