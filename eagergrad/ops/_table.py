@@ -22,7 +22,6 @@ import jax.numpy as jnp
 
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
-from ..engine.fused import Unfusable
 from ..engine.graph import Node, _seq, intern_sig
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
@@ -93,14 +92,11 @@ class _OpNode(Node):
         op = self._op
         return lambda: op.vjp(spec)
 
-    def _saved_arrays(self, fusing=False):
-        """The saved values as arrays (version-checked). fusing: raise Unfusable when
-        one has unpack hooks, which must run when and each time the node runs."""
+    def _saved_arrays(self):
+        """The saved values as arrays (version-checked, unpack hooks run)."""
         out = []
         for s in self._saved.values():
             for x in (s if isinstance(s, list) else (s,)):
-                if fusing and x._unpack is not None:
-                    raise Unfusable
                 out.append(x.array(self))
         return out
 
