@@ -7,6 +7,7 @@ Python operators.
 from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
 from ._table import OPS, defop, run
 from ._args import as_t, wrapped
+from . import inplace as _IP
 from .inplace import inplace
 from .. import _dtypes as D
 import jax.numpy as jnp
@@ -141,6 +142,13 @@ INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "lo
            "atan2", "maximum", "minimum", "remainder", "floor_divide", "clip", "scatter",
            "scatter_add", "logical_not", "bitwise_not", "masked_fill", "index_add", "index_copy",
            "index_fill", "index_put")
+
+
+# in-place ops whose kernel may reuse the tensor's buffer (ops/inplace.py _donatable)
+_IP.DONATE_FNS = frozenset(FUNCTIONS[n] for n in (
+    "add", "sub", "mul", "div", "neg", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+    "tanh", "sigmoid", "relu", "erf", "abs", "reciprocal"))
 
 
 def _inplace_method(fn):

@@ -14,6 +14,7 @@ engine's validation; formulas never repeat them.
 """
 import functools
 import inspect
+import threading
 
 _new = object.__new__
 
@@ -27,6 +28,24 @@ from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
 
 OPS = {}  # name -> OpDef, for the table-driven tests
+
+
+class _DonatingThread(threading.local):
+    storage = None
+
+
+class _Donating:
+    """An in-place op under no_grad whose tensor holds the only reference to its array
+    lets its kernel reuse that buffer (ops/inplace.py). n: how many threads are in one
+    now (a cheap check for every op; a lost update only costs or skips a donation);
+    tl.storage: this thread's tensor's storage."""
+
+    def __init__(self):
+        self.n = 0
+        self.tl = _DonatingThread()
+
+
+DONATING = _Donating()
 
 
 def _sum_to(a, shape):
@@ -221,6 +240,15 @@ class OpDef:
                 self.kernel, **dict(zip(self.attr_names, attrs))))
         return f
 
+    def fwd_donating(self, attrs):
+        """fwd(attrs) reusing its first argument's buffer for the result."""
+        key = ("donate", attrs)
+        f = self._fwd.get(key)
+        if f is None:
+            f = self._fwd[key] = jax.jit(functools.partial(
+                self.kernel, **dict(zip(self.attr_names, attrs))), donate_argnums=0)
+        return f
+
     def __repr__(self):
         return f"<op {self.name} -> {self.Node.__name__}>"
 
@@ -246,6 +274,9 @@ def run(op, tensors, attrs=()):
     f = op._fwd.get(attrs)
     if f is None:
         f = op.fwd(attrs)
+    if DONATING.n and tensors and tensors[0]._st is DONATING.tl.storage and op.simple:
+        DONATING.tl.storage = None  # the in-place op's own kernel, once
+        f = op.fwd_donating(attrs)
     out = f(*[t._value for t in tensors])
     if op.simple:  # one output, not a view, no variadic input: the hot path
         t = _make(out)

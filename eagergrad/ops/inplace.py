@@ -1,9 +1,13 @@
 """In-place ops: the out-of-place op, then its result written into the tensor's storage
 (through the view chain for views, see views.py), and the version counter bumped once."""
+import sys
 import weakref
+
+import jax
 
 from ..engine.grad_mode import STATE
 from ..tensor import Tensor, _make
+from ._table import DONATING
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
 
@@ -52,7 +56,10 @@ def inplace(self, fn, *args, **kwargs):
                                "in-place operation.")
     _check_overlap(self, fn, args)
     if not record:
-        out = fn(self, *args, **kwargs)
+        if fn in DONATE_FNS and _donatable(self, args):
+            out = _donating(self, fn, args, kwargs)
+        else:
+            out = fn(self, *args, **kwargs)
         _write_result(self, out)
         return self
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
@@ -80,6 +87,38 @@ def inplace(self, fn, *args, **kwargs):
             old._retain_hooks.pop(snap._out_nr, None)
             self._attach_retain()
     return self
+
+
+DONATE_FNS = frozenset()  # set by ops/__init__.py: elementwise ops with one kernel call
+
+
+def _donatable(self, args):
+    """Whether the kernel may reuse self's buffer: a real floating base tensor whose
+    Storage holds the only reference to its array (no alias, saved output, cached
+    constant or user handle), and a result that surely has self's shape and dtype."""
+    if self._vchain is not None or self._base is not None or self.dtype._kind != 2:
+        return False
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._st is self._st or not _broadcasts_to(a._shape, self._shape) or (
+                    a.dtype is not self.dtype and not (a._wrapped and a.dtype._kind <= 2)):
+                return False
+        elif type(a) not in (int, float, bool):
+            return False
+    arr = self._st.array
+    # the Storage's slot, `arr` and the argument; never a tracer (donation is eager only)
+    return sys.getrefcount(arr) == 3 and not isinstance(arr, jax.core.Tracer)
+
+
+def _donating(self, fn, args, kwargs):
+    tl = DONATING.tl
+    tl.storage = self._st
+    DONATING.n += 1
+    try:
+        return fn(self, *args, **kwargs)
+    finally:
+        DONATING.n -= 1
+        tl.storage = None
 
 
 def _check_view(view):
