@@ -329,9 +329,8 @@ def draw_inplace(data, env, shapes, t):
             mask = (t.detach() > 0).numpy().tolist()
             idx = ("mask", mask)
             vshape = None
-        # (a tensor value of the target's shape: torch expands a broadcasting value
-        # first, an ExpandBackward0 eagergrad's setitem does not record, see the xfail in
-        # test_inplace_views.py)
+        # (a tensor value of the target's shape; broadcasting values:
+        # test_setitem_broadcasting_value_records_expand)
         vals = [("scalar", 3.0), ("wsum",)]
         if vshape and vshape[-1] <= 4 and len(vshape) == 1:
             vals.append(("wslice", vshape[-1]))

@@ -477,15 +477,15 @@ def test_setitem(name):
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="ops/index.py setitem copies a broadcasting value as "
-                   "is; torch's copy_to expands it to the target's shape first, so copy_'s "
-                   "src edge is ExpandBackward0 in torch (values and gradients agree)")
-def test_setitem_broadcasting_value_records_expand():
+@pytest.mark.parametrize("wshape", [(3,), (1, 3), (1, 1, 3), (2, 1)])
+def test_setitem_broadcasting_value_records_expand(wshape):
     def f(L):
-        w = _rand(L, 3, seed=1, rg=True)
+        w = _rand(L, *wshape, seed=1, rg=True)
         z = L.zeros(2, 3)
         z[:] = w
-        return nexts(z)
+        r = (nexts(z), z._version)
+        (z * z).sum().backward()
+        return r, G(w.grad)
     same(f)
 
 

@@ -368,4 +368,11 @@ def setitem(self, index, value):
                        value)
     if value.ndim == 0:
         return inplace(target, _fill, value.to(target.dtype))
+    if value._shape != target._shape:
+        # torch's copy_to: leading 1-dims viewed away, then expanded (ViewBackward0,
+        # ExpandBackward0 in the graph; expand's errors)
+        k = 0
+        while k < value.ndim and value._shape[k] == 1:
+            k += 1
+        value = value.view(value._shape[k:]).expand(target._shape)
     return inplace(target, _copy, value)
