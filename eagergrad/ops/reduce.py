@@ -85,16 +85,17 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return run(MEAN1, (input,), (_dims(dim, input.ndim), keepdim, input._shape, input.numel()))
 
 
-def _prod_others(self, dim):
+def _prod_others(self, dim, result):
     """Product of all other elements along dim (all when dim is None), zero-safe and
     with torch's second derivatives: written as (product of the other non-zero
     entries) * (product of the other zero entries), the latter spelled so that its
-    derivative w.r.t. each zero entry is right (zs is their sum, value 0)."""
+    derivative w.r.t. each zero entry is right (zs is their sum, value 0). Without
+    zeros the first factor's product is `result` (keepdim form), as torch uses it."""
     nz = self == 0
     keep = dim is not None
     cnt = nz.sum(dim, keepdim=True) if keep else nz.sum()
     safe = where(nz, 1.0, self)
-    p = safe.prod(dim, keepdim=True) if keep else safe.prod()
+    p = where(cnt == 0, result, safe.prod(dim, keepdim=True) if keep else safe.prod())
     z = where(nz, self, 0.0)
     zs = z.sum(dim, keepdim=True) if keep else z.sum()
     # cnt 0: 1; cnt 1: the zero (zs) for non-zero entries, 1 for the zero; cnt 2: the
@@ -105,12 +106,13 @@ def _prod_others(self, dim):
 
 
 PROD0 = defop("prod", lambda self, dtype: jnp.prod(self, dtype=dtype.np), attrs=("dtype",),
-              self=lambda grad, self: grad * _prod_others(self, None).conj())
+              self=lambda grad, self, result: grad * _prod_others(self, None, result).conj())
 PROD1 = defop("prod_dim", lambda self, dim, keepdim, dtype:
               jnp.prod(self, axis=dim, keepdims=keepdim, dtype=dtype.np),
               attrs=("dim", "keepdim", "dtype"), node="ProdBackward1",
-              self=lambda grad, self, dim, keepdim:
-              _restore(grad, (dim,), keepdim) * _prod_others(self, dim).conj())
+              self=lambda grad, self, result, dim, keepdim:
+              _restore(grad, (dim,), keepdim) *
+              _prod_others(self, dim, _restore(result, (dim,), keepdim)).conj())
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
