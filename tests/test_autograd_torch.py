@@ -744,3 +744,23 @@ def test_node_call_directly():
         y = x * x
         return y.grad_fn(L.tensor([1.0, 1.0]))
     same(f)
+
+
+def test_zero_norm_gives_no_gradient():
+    """linalg_vector_norm's backward for ord=0 is undefined in torch: the input counts
+    as unused (autograd.grad raises), .grad stays None, other paths still add up."""
+    def grad(L):
+        x = L.tensor([1.0, 0.0], requires_grad=True)
+        L.autograd.grad(x.norm(p=0), x)
+    same_error(grad, "appears to not have been used in the graph")
+
+    def f(L):
+        x = L.tensor([[1.0, 2.0], [3.0, 0.0]], requires_grad=True)
+        x.norm(p=0).backward()
+        alone = x.grad
+        for _ in range(3):  # node by node, then fused
+            x.grad = None
+            (x.norm(p=0, dim=1).sum() + (x * x).sum()).backward()
+        return alone, x.grad
+    r = same(f)
+    assert r[0] is None

@@ -70,8 +70,6 @@ OPS = {
 }
 XFAIL_OPS = {
     "mm": "eagergrad/ops: MmBackward0 lacks _saved_{self,mat2}_sym_{sizes,strides}",
-    "norm": "eagergrad/ops: LinalgVectorNormBackward0 _saved_dim is (0, 1) (torch: None), "
-            "_saved_ord is 2.0 (torch: 2)",
 }
 
 

@@ -295,11 +295,12 @@ def _vnorm_k(self, ord, dim, keepdim, dtype):
 
 
 def _vnorm_back(grad, self, result, ord, dim, keepdim):
+    if dim is None:
+        dim = tuple(range(self.ndim))
     g = _restore(grad, dim, keepdim)
     r = _restore(result, dim, keepdim)
     if ord == 0:
-        from .pointwise import _zeros
-        return _zeros(self)
+        return None  # torch: an undefined gradient (the input counts as unused)
     if ord == 1:
         return self.sgn() * g
     if ord == 2:
@@ -319,7 +320,10 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {input.dtype.name.capitalize()}")
     out = D.as_dtype(dtype) if dtype is not None else input.dtype.to_real()
-    return run(VNORM, (input,), (float(ord), _dims(dim, input.ndim), keepdim, out))
+    # ord and dim as torch's node keeps them: an int ord stays an int, no dim is None
+    ord = ord if type(ord) in (int, float) else float(ord)
+    return run(VNORM, (input,), (ord, None if dim is None else _dims(dim, input.ndim),
+                                 keepdim, out))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
