@@ -355,6 +355,16 @@ ERRORS = {
                             "out of range for tensor of size [3, 4] at dimension 1"),
     "tensor index out of range": (lambda m: m.ones(3, 4)[m.tensor([0, 3])],
                                   "index 3 is out of bounds for dimension 0 with size 3"),
+    # torch names the k-th index tensor, not the indexed dimension
+    "second tensor index out of range": (
+        lambda m: m.ones(2, 3, 4)[:, m.tensor([0]), m.tensor([9])],
+        "index 9 is out of bounds for dimension 1 with size 4"),
+    "tensor index after a slice out of range": (
+        lambda m: m.ones(2, 3, 4)[..., m.tensor([9])],
+        "index 9 is out of bounds for dimension 0 with size 4"),
+    "tensor index after a mask out of range": (
+        lambda m: m.ones(2, 3, 4)[m.ones(2, 3, dtype=m.bool), m.tensor([7])],
+        "index 7 is out of bounds for dimension 2 with size 4"),
     "too many indices": (lambda m: m.ones(3)[0, 0], "too many indices for tensor of dimension 1"),
     "expand invalid": (lambda m: m.ones(3, 4).expand(3, 5),
                        "The expanded size of the tensor (5) must match the existing size (4) "

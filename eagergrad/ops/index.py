@@ -1,6 +1,9 @@
 """Indexing: torch's __getitem__ (basic indexing as views, then one advanced `index`
 op), gather/scatter and the index_put used by IndexBackward0."""
+import weakref
+
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtypes as D
 from ..tensor import _wrap_dim
@@ -111,7 +114,7 @@ def _basic(self, index, keep_single_slice):
                     adv[dim + j] = nz
                 dim += t.ndim
             elif t.dtype._kind == 1:
-                _check_bounds(t, result._shape[dim], dim)
+                _check_bounds(t, result._shape[dim], len(adv))  # torch: k-th index tensor
                 adv[dim] = t
                 dim += 1
             else:
@@ -140,14 +143,29 @@ def _need_dim(t):
 
 
 def _check_bounds(idx, n, dim):
-    try:
-        import numpy as np
-        a = np.asarray(idx._value)
-    except Exception:
-        return  # traced: jax clamps; cannot check without the values
-    if a.size and (a.max() >= n or a.min() < -n):
-        bad = a.max() if a.max() >= n else a.min()
+    arr = idx._value
+    hit = _bounds.get(id(arr))
+    if hit is not None and hit[0]() is arr:
+        lo, hi = hit[1:]
+    else:
+        try:
+            a = np.asarray(arr)
+        except Exception:
+            return  # traced: jax clamps; cannot check without the values
+        if not a.size:
+            return
+        lo, hi = a.min(), a.max()
+        if len(_bounds) >= 256:
+            _bounds.clear()
+        _bounds[id(arr)] = (weakref.ref(arr), lo, hi)
+    if hi >= n or lo < -n:
+        bad = hi if hi >= n else lo
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+
+
+# min and max of index arrays seen (arrays are immutable): an index reused every step
+# (x[arange(n), y]) is read back from the device once
+_bounds = {}
 
 
 def _nonzero(mask):
