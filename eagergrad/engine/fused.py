@@ -132,20 +132,24 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks, keep_grap
     for (_, _, idx), a in zip(cap_slots, outs):
         captured[idx] = None if a is None else _make(a)
     k = len(cap_slots)  # then, in `post` order, each step's taps and accumulated grad
-    for i, kind, tapped in post:
+    for i, acc, ntap in post:
         node = order[i]
         grads = None
-        if tapped:
-            n = len(node._meta_in)
-            raw = [None if a is None else _make(a) for a in outs[k:k + n]]
-            k += n
+        if ntap:
+            if ntap == 1:
+                a = outs[k]
+                raw = [None if a is None else _make(a)]
+            else:
+                raw = [None if a is None else _make(a) for a in outs[k:k + ntap]]
+            k += ntap
             grads = tensor_hooks(node, raw)
             for g, r in zip(grads, raw):
                 if g is not r:
                     return i, grads
-            for nr, idx in captures.get(node, ()):
-                captured[idx] = grads[nr]
-        if kind is AccumulateGrad:
+            if captures:
+                for nr, idx in captures.get(node, ()):
+                    captured[idx] = grads[nr]
+        if acc:
             a = outs[k]
             k += 1
             if grads is not None or a is not None or node.variable._post_acc_hooks:
@@ -176,16 +180,16 @@ def _plan(order, run_set, captures):
                 steps.append((i, _SKIP, (), tapped, 0))
                 key.append((_SKIP, caps, tapped))
                 if tapped:
-                    post.append((i, _SKIP, tapped))
+                    post.append((i, False, len(n._meta_in)))
                 continue
             t = type(n)
             if t is AccumulateGrad:
                 steps.append((i, AccumulateGrad, (), tapped, 0))
                 key.append((n._sig, caps, tapped))
-                post.append((i, AccumulateGrad, tapped))
+                post.append((i, True, 1 if tapped else 0))
                 continue
             if tapped:
-                post.append((i, t, tapped))
+                post.append((i, False, len(n._meta_in)))
             edges = []
             for e in n._next:
                 j = None
