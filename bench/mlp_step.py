@@ -87,7 +87,8 @@ def main():
         jax.block_until_ready(pe[-1].jax())
 
     names = ["torch eager", "eagergrad", "jax.jit(value_and_grad)"]
-    rows = list(zip(names, bench_all([lambda: sgd_step(torch, pt, xt, yt), step_eg, step_jax])))
+    rows = list(zip(names, bench_all([lambda: sgd_step(torch, pt, xt, yt), step_eg, step_jax],
+                                     rounds=25)))  # a few ms per step: more rounds, steadier mins
     report("mlp_step: 784-512-512-10 MLP, batch 128, cross-entropy, one SGD step", rows)
 
 
