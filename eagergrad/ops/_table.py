@@ -233,20 +233,14 @@ class OpDef:
             tuple((k, None) for k, _ in outs)
         return ins, outs, layout
 
-    def fwd(self, attrs):
-        f = self._fwd.get(attrs)
-        if f is None:
-            f = self._fwd[attrs] = jax.jit(functools.partial(
-                self.kernel, **dict(zip(self.attr_names, attrs))))
-        return f
-
-    def fwd_donating(self, attrs):
-        """fwd(attrs) reusing its first argument's buffer for the result."""
-        key = ("donate", attrs)
+    def fwd(self, attrs, donate=False):
+        """The jitted kernel for `attrs`; donate: reusing its first argument's buffer."""
+        key = ("donate", attrs) if donate else attrs
         f = self._fwd.get(key)
         if f is None:
             f = self._fwd[key] = jax.jit(functools.partial(
-                self.kernel, **dict(zip(self.attr_names, attrs))), donate_argnums=0)
+                self.kernel, **dict(zip(self.attr_names, attrs))),
+                donate_argnums=0 if donate else ())
         return f
 
     def __repr__(self):
@@ -276,7 +270,7 @@ def run(op, tensors, attrs=()):
         f = op.fwd(attrs)
     if DONATING.n and tensors and tensors[0]._st is DONATING.tl.storage and op.simple:
         DONATING.tl.storage = None  # the in-place op's own kernel, once
-        f = op.fwd_donating(attrs)
+        f = op.fwd(attrs, donate=True)
     out = f(*[t._value for t in tensors])
     if op.simple:  # one output, not a view, no variadic input: the hot path
         t = _make(out)
