@@ -113,7 +113,7 @@ def run(order, run_set, root, first, captures, captured, tensor_hooks, keep_grap
             entry = _cache[key] = _compile(order, steps, cap_slots, root, first)
         roots = ([g._value for g in root._grads] if isinstance(root, GraphRoot) else
                  [g._value for g in first if g is not None])
-        outs = entry(roots, saved)
+        outs = entry(roots, saved)[::-1]  # see the end of _compile
     except Exception:
         if key is not None and not callable(_cache.get(key)):
             _cache[key] = False
@@ -279,6 +279,10 @@ def _compile(order, steps, cap_slots, root, first):
                 if e is not None and g is not None:
                     b = bufs.setdefault(e[0], {})
                     b[e[1]] = b[e[1]] + g if e[1] in b else g
-        return cap_out + flat  # one flat list: cheaper for jax to hand back
+        # One flat list (cheaper for jax to hand back), in reverse: XLA:CPU's scheduler
+        # follows the output order, and last-computed-first puts the chain of input
+        # gradients ahead of the weight gradients that hang off it (~20% faster for an
+        # MLP's backward, as fast as jax.vjp's; bench/mlp_step.py).
+        return (cap_out + flat)[::-1]
 
     return jax.jit(fused)
