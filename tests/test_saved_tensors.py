@@ -68,9 +68,7 @@ OPS = {
     "prod": lambda L, x, w: x.prod(),
     "norm": lambda L, x, w: x.norm(),
 }
-XFAIL_OPS = {
-    "mm": "eagergrad/ops: MmBackward0 lacks _saved_{self,mat2}_sym_{sizes,strides}",
-}
+XFAIL_OPS = {}
 
 
 @pytest.mark.parametrize("op", [pytest.param(k, marks=pytest.mark.xfail(
@@ -95,6 +93,22 @@ def test_saved_attributes_of_generated_nodes(op):
             if isinstance(v, L.Tensor):
                 raw = getattr(fn, n.replace("_saved_", "_raw_saved_"))
                 log.append(("raw", type(raw).__name__, hasattr(raw, "register_hooks")))
+    same(f)
+
+
+@pytest.mark.parametrize("needs", ["self", "mat2", "both"])
+def test_mm_keeps_sizes_always_and_strides_of_inputs_needing_grad(needs):
+    # torch's MmBackward0: sizes of both inputs, strides only where the formula runs;
+    # a transposed or sliced input reports its own (non-contiguous) strides
+    def f(L, log):
+        a = L.tensor(np.arange(12.0).reshape(4, 3), requires_grad=needs != "mat2")
+        b = L.tensor(np.arange(10.0).reshape(5, 2), requires_grad=needs != "self")
+        fn = (a.t()[:, ::2] @ b[1:3]).grad_fn
+        for side in ("self", "mat2"):
+            for what in ("sym_sizes", "sym_strides"):
+                log.append((side, what, getattr(fn, f"_saved_{side}_{what}")))
+        for bad in ("_raw_saved_self_sym_sizes", "_saved_self_layout"):
+            log.append((bad, hasattr(fn, bad)))
     same(f)
 
 

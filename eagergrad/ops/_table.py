@@ -72,7 +72,7 @@ def _fit(a, shape, np_dtype):
 class _OpNode(Node):
     """Base of generated nodes; the class carries `_op` (its OpDef) and `_jit_cache`."""
 
-    __slots__ = ("_saved", "_attrs", "_n_var", "_spec")
+    __slots__ = ("_saved", "_attrs", "_n_var", "_spec", "_extra")
 
     def _release(self):
         for s in self._saved.values():
@@ -127,6 +127,8 @@ class _OpNode(Node):
             op = type(self)._op
             if key in op.attr_set:
                 return self._attrs[op.attr_names.index(key)]
+            if key in op.meta_names and not raw:
+                return self._extra[key]
             if key in op.saved_names:
                 s = self._saved.get(key)
                 if s is None or raw:
@@ -138,7 +140,8 @@ class _OpNode(Node):
 class OpDef:
     """One row of the op table."""
 
-    def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff):
+    def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff,
+                 saved_meta=None):
         self.name = name
         self.kernel = kernel
         self.inputs = inputs
@@ -147,6 +150,9 @@ class OpDef:
         self.outputs = outputs
         self.view = view          # None or fn(input tensor, attrs) -> (stride, offset)
         self.nondiff = nondiff    # output indices that never require grad
+        # saved_meta: (names, fn(tensors, needs_grad) -> dict), plain values torch's node
+        # keeps beside its tensors (sizes, strides), exposed as _saved_<name>
+        self.meta_names, self.saved_meta = saved_meta or (frozenset(), None)
         self._fwd = {}
         self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
@@ -248,16 +254,18 @@ class OpDef:
 
 
 def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
-          view=None, nondiff=(), **formulas):
+          view=None, nondiff=(), saved_meta=None, **formulas):
     """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
 
     node defaults to CamelCase(name) + "Backward0"; formulas are keyword arguments
-    named after the differentiable inputs.
+    named after the differentiable inputs. saved_meta: (names, fn(tensors, needs_grad))
+    for plain values torch's node keeps besides tensors (`_saved_self_sym_sizes`).
     """
     if node is None:
         node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
     op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
-               view, frozenset(nondiff))
+               view, frozenset(nondiff),
+               saved_meta and (frozenset(saved_meta[0]), saved_meta[1]))
     OPS[name] = op
     return op
 
@@ -339,6 +347,8 @@ def _record(op, tensors, attrs, outs):
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
                     else SavedTensor(tensors[i], False))
     node._saved = saved
+    if op.saved_meta is not None:
+        node._extra = op.saved_meta(tensors, [bool(mask >> j & 1) for j in range(len(diff))])
     if len(outs) == 1:
         t = outs[0]
         if t.dtype._kind >= 2 and 0 not in op.nondiff:

@@ -16,7 +16,17 @@ def _mm_k(self, mat2):
     return jnp.matmul(self, mat2, precision=_HI)
 
 
+def _mm_meta(tensors, needs):
+    # torch's mm_mat{1,2}_backward take each input's sizes (always kept) and its strides
+    # (kept when that input needs a gradient; else left empty)
+    a, b = tensors
+    return {"self_sym_sizes": a._shape, "self_sym_strides": a.stride() if needs[0] else (),
+            "mat2_sym_sizes": b._shape, "mat2_sym_strides": b.stride() if needs[1] else ()}
+
+
 MM = defop("mm", _mm_k, inputs=("self", "mat2"),
+           saved_meta=(("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
+                        "mat2_sym_strides"), _mm_meta),
            self=lambda grad, mat2: grad.mm(mat2.t().conj()),
            mat2=lambda grad, self: self.t().conj().mm(grad))
 BMM = defop("bmm", _mm_k, inputs=("self", "mat2"),
