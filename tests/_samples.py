@@ -423,8 +423,7 @@ SAMPLES.update({
         S(lambda m, x, w: _inplace_complex(m, x * 1, w), F(3, 2), C(3),
           name="in-place through the view"),
     ],
-    "conj": [S(lambda m, z: z.conj(), C(3, 4), xfail={
-        "is_view": "x.conj() is a lazy-conjugate view in torch; eagergrad's is a copy"}),
+    "conj": [S(lambda m, z: z.conj(), C(3, 4)),
         S(lambda m, z, w: z.conj() * w, C(3, 4), C(4), name="conj times")],
     "angle": [S(lambda m, z: m.angle(z), C(3, 4, **CPOS)),
               S(lambda m, x: x.angle(), F(3, 4), name="real")],
@@ -810,11 +809,11 @@ def as_list(out):
 
 def to_np(t):
     t = t.detach()
-    if hasattr(t, "resolve_conj"):  # torch: materialize lazy conj/neg views and ZeroTensors
+    if hasattr(t, "_is_zerotensor"):  # torch: materialize ZeroTensors and lazy neg views
         if t._is_zerotensor():
             return np.zeros(tuple(t.shape), dtype_name(t))
-        t = t.resolve_conj().resolve_neg()
-    return np.asarray(t.numpy())
+        t = t.resolve_neg()
+    return np.asarray(t.resolve_conj().numpy())  # both: numpy() refuses a conj view
 
 
 def random_like(rng, shape, dtype_name):

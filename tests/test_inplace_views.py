@@ -1196,6 +1196,41 @@ def test_empty_diagonal_storage_offset():
 
 
 # =============================================================================================
+# conj(): a lazy view with the conjugate bit (torch's is_conj), read and written through
+# =============================================================================================
+def test_conj_is_a_view_with_the_conjugate_bit():
+    import _difflog
+
+    def f(L, log):
+        x = L.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = x.conj()
+        log.append(("view", y.is_conj(), y._is_view(), y._base is x, y.grad_fn.name(),
+                    y.grad_fn.next_functions[0][0].name(), y.stride(), y.is_contiguous()))
+        z = y.conj()
+        log.append(("conj of conj", z.is_conj(), z._is_view(), z._base is x))
+        log.append(("bit follows views and aliases", y[0].is_conj(), y[:1].is_conj(),
+                    y.detach().is_conj(), y.data.is_conj(), L.is_conj(y)))
+        log.append(("not results or copies", (y * 2).is_conj(), y.clone().is_conj(),
+                    y.resolve_conj().is_conj(), y.resolve_conj()._is_view(),
+                    y.conj_physical().is_conj(), y.contiguous() is y))
+        r = L.tensor([1.0, 2.0])
+        log.append(("real input is returned", r.conj() is r, r.is_conj()))
+        a = L.tensor([1 + 2j, 3 - 1j])
+        b = a.conj()
+        b.mul_(2)                      # written back through conj
+        b[1] += 1j
+        log.append(("writes reach the base", a, b, a._version, b._version, b.tolist()))
+        log.append(("parts", b.real, b.imag, b.imag._is_view(),
+                    L.view_as_real(b.resolve_conj())))
+        for bad in (lambda: b.numpy(), lambda: L.view_as_real(b), lambda: x.conj().mul_(2)):
+            log.append(attempt(bad))
+        w = L.tensor([0.5 - 1j, 2 + 1j], requires_grad=True)
+        (x.conj() * w).abs().sum().backward()
+        log.append(("grads", x.grad, w.grad))
+    _difflog.same(f)
+
+
+# =============================================================================================
 # Known differences (xfail): each names the file and function where the fix belongs
 # =============================================================================================
 @pytest.mark.xfail(strict=True, reason="ops/_table.py / pointwise ops: torch's TensorIterator "

@@ -55,6 +55,7 @@ def _broadcastable(src, dst):
 
 
 S._register_view_writers()
+P._register_conj_writer()
 
 FUNCTIONS = {}
 for _mod in (P, R, L, S, I):

@@ -534,7 +534,11 @@ def isfinite(input):
 
 
 # ---- complex parts (out of place; real/imag views come with the views issue) ------------
-_CONJ = defop("conj", jnp.conj, node="ConjBackward0", self=lambda grad: grad.conj())
+# torch's conj() is lazy: a view of its input with the conjugate bit set (same strides),
+# read through jnp.conj and written back through it (views.py: register_special)
+_CONJ = defop("conj", jnp.conj, node="ConjBackward0",
+              view=lambda src, attrs, idx, shape: (src._stride, src._offset),
+              self=lambda grad: grad.conj())
 _ANGLE = defop("angle", jnp.angle,
                self=lambda grad, self: _angle_grad(grad, self))
 
@@ -549,19 +553,44 @@ def real(input):
     """torch.real: for complex input a view, view_as_real(input)[..., 0], as torch."""
     if not input.is_complex():
         return input
-    from .shape import select, view_as_real
-    return select(view_as_real(input), -1, 0)
+    from .shape import select, _view_as_real
+    return select(_view_as_real(input), -1, 0)
 
 
 def imag(input):
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    from .shape import select, view_as_real
-    return select(view_as_real(input), -1, 1)
+    from .shape import select, _view_as_real
+    return select(_view_as_real(input), -1, 1)
 
 
 def conj(input):
+    """torch.conj: for complex input a view with the conjugate bit set (is_conj()).
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j])
+    >>> w = z.conj(); w.mul_(2); z
+    tensor([2.+4.j])
+    """
     return input if not input.is_complex() else run(_CONJ, (input,))
+
+
+def is_conj(input):
+    """Whether `input` reads its base through an odd number of conj() views."""
+    ch = input._vchain
+    if not ch:
+        return False
+    f = _CONJ.fwd(())
+    return sum(g is f for g, _ in ch) % 2 == 1
+
+
+def resolve_conj(input):
+    return input.clone() if is_conj(input) else input
+
+
+def _register_conj_writer():
+    from .views import register_special
+    register_special(_CONJ.fwd(()), lambda parent, v: jnp.conj(v).astype(parent.dtype))
 
 
 def angle(input):

@@ -674,7 +674,7 @@ def _vac_meta(src, attrs, idx, shape):
 
 VIEW_AS_COMPLEX = defop("view_as_complex", lambda self: jax.lax.complex(self[..., 0],
                                                                          self[..., 1]),
-                        view=_vac_meta, self=lambda grad: view_as_real(grad))
+                        view=_vac_meta, self=lambda grad: _view_as_real(grad))
 VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp.imag(self)], -1),
                      view=_var_meta, self=lambda grad: run(VIEW_AS_COMPLEX, (grad,)))
 
@@ -682,6 +682,16 @@ VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp
 def view_as_real(input):
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    from .pointwise import is_conj
+    if is_conj(input):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
+    return _view_as_real(input)
+
+
+def _view_as_real(input):
     return run(VIEW_AS_REAL, (input,))
 
 
