@@ -17,8 +17,11 @@ _new = object.__new__
 def _make(arr):
     """A new base tensor over a jax array (no copy)."""
     t = _new(Tensor)
-    t._st = Storage(arr)
-    t._vc = VersionCounter()
+    st = t._st = _new(Storage)  # (slot stores: cheaper than calling __init__)
+    st.array = arr
+    st.gen = 0
+    t._vc = vc = _new(VersionCounter)
+    vc.v = 0
     t._vchain = None
     t._shape = arr.shape
     t.dtype = D.FROM_NP[arr.dtype]
@@ -506,9 +509,6 @@ class Tensor:
         if self.grad is not None:
             t.grad = self.grad.clone()
         return t
-
-    def __getattr__(self, name):
-        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
 
 def _wrap_dim(dim, ndim):
