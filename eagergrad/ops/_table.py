@@ -119,22 +119,12 @@ class _OpNode(Node):
                 out.append(x.array(self))
         return out
 
-    def __getattr__(self, name):
-        # _saved_<name> / _raw_saved_<name>, as generated torch nodes expose them
-        raw = name.startswith("_raw_saved_")
-        if raw or name.startswith("_saved_"):
-            key = name[11:] if raw else name[7:]
-            op = type(self)._op
-            if key in op.attr_set:
-                return self._attrs[op.attr_names.index(key)]
-            if key in op.meta_names and not raw:
-                return self._extra[key]
-            if key in op.saved_names:
-                s = self._saved.get(key)
-                if s is None or raw:
-                    return s
-                return [x.unpack(self) for x in s] if isinstance(s, list) else s.unpack(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+def _unpack(node, key):
+    s = node._saved.get(key)
+    if s is None:
+        return None
+    return [x.unpack(node) for x in s] if isinstance(s, list) else s.unpack(node)
 
 
 class OpDef:
@@ -163,6 +153,7 @@ class OpDef:
         diff = [n for n in names if n in formulas]
         self.diff_inputs = tuple(diff)
         self.diff_index = tuple(names.index(n) for n in diff)
+        self.diff_all = self.diff_index == tuple(range(len(names)))  # every input
         self.var_diff = self.variadic and names[-1] in formulas
         fs = tuple(formulas[n] for n in diff)
         ps = tuple(tuple(inspect.signature(f).parameters) for f in fs)
@@ -176,7 +167,24 @@ class OpDef:
         # which saved tensors each edge's formula needs
         self.saves_for = tuple(frozenset(x for x in p if x in tensors) for p in ps)
         self.saved_names = frozenset().union(*self.saves_for) if fs else frozenset()
-        self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self, "_jit_cache": {}})
+        self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self, "_jit_cache": {},
+                                            **self._saved_properties()})
+
+    def _saved_properties(self):
+        """`_saved_<name>` / `_raw_saved_<name>` for every attribute, saved value and
+        saved_meta entry, as torch's generated nodes expose them (properties, not a
+        __getattr__: that would slow every attribute read of every node)."""
+        props = {}
+        for i, k in enumerate(self.attr_names):
+            props[f"_saved_{k}"] = props[f"_raw_saved_{k}"] = property(
+                lambda node, i=i: node._attrs[i])
+        for k in self.meta_names - self.attr_set:
+            props[f"_saved_{k}"] = property(lambda node, k=k: node._extra[k])
+        for k in self.saved_names - self.attr_set:
+            props[f"_raw_saved_{k}"] = property(lambda node, k=k: node._saved.get(k))
+            if k not in self.meta_names:
+                props[f"_saved_{k}"] = property(lambda node, k=k: _unpack(node, k))
+        return props
 
     def evaluate(self, env, want, n_var):
         """Gradients for every edge (None where not wanted), formulas run on `env`.
@@ -279,7 +287,16 @@ def run(op, tensors, attrs=()):
     if DONATING.n and tensors and tensors[0]._st is DONATING.tl.storage and op.simple:
         DONATING.tl.storage = None  # the in-place op's own kernel, once
         f = op.fwd(attrs, donate=True)
-    out = f(*[t._value for t in tensors])
+    # a base tensor's array is its storage's (the _value property, inlined: every op)
+    if len(tensors) == 2:
+        a, b = tensors
+        out = f(a._st.array if a._vchain is None else a._value,
+                b._st.array if b._vchain is None else b._value)
+    elif len(tensors) == 1:
+        a = tensors[0]
+        out = f(a._st.array if a._vchain is None else a._value)
+    else:
+        out = f(*[t._value for t in tensors])
     if op.simple:  # one output, not a view, no variadic input: the hot path
         t = _make(out)
         if STATE.grad:
@@ -306,6 +323,8 @@ def _record(op, tensors, attrs, outs):
         diff = [tensors[i] for i in op.diff_index if i < nfix]
         if op.var_diff:
             diff.extend(tensors[nfix:])
+    elif op.diff_all:
+        diff = tensors
     else:
         diff = [tensors[i] for i in op.diff_index]
     edges, metas = [], []
@@ -337,7 +356,7 @@ def _record(op, tensors, attrs, outs):
     node._attrs = attrs
     n_vt = len(tensors) - nfix  # how many tensors the variadic input got (0 if none)
     n_var = node._n_var = n_vt if op.var_diff else 0
-    pkey = (mask, n_vt, len(diff))
+    pkey = (mask, n_vt, len(diff)) if op.variadic else mask
     plan = op._save_plans.get(pkey)
     if plan is None:
         plan = op._save_plans[pkey] = op.save_plan(
