@@ -126,8 +126,11 @@ def _conj(v):
 
 
 def _binary(op, a, b, *extra):
-    a, b = as_t(a), as_t(b)
-    return _run(op, (a, b), (promote(a, b),) + extra)
+    if not isinstance(a, Tensor):
+        a = as_t(a)
+    if not isinstance(b, Tensor):
+        b = as_t(b)
+    return _run(op, (a, b), (promote(a, b), *extra))
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -137,12 +140,14 @@ def add(input, other, *, alpha=1, out=None):
     >>> torch.add(torch.tensor([1.0]), torch.tensor([2.0]), alpha=3)
     tensor([7.])
     """
-    _no_out(out, "add")
+    if out is not None:
+        _no_out("add")
     return _binary(ADD, input, other, alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
-    _no_out(out, "sub")
+    if out is not None:
+        _no_out("sub")
     a, b = as_t(input), as_t(other)
     _check_bool_sub(a, b)
     return _run(SUB, (a, b), (promote(a, b), alpha))
@@ -165,12 +170,14 @@ def rsub(input, other, *, alpha=1):
 
 
 def mul(input, other, *, out=None):
-    _no_out(out, "mul")
+    if out is not None:
+        _no_out("mul")
     return _binary(MUL, input, other)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    _no_out(out, "div")
+    if out is not None:
+        _no_out("div")
     a, b = as_t(input), as_t(other)
     dt = promote(a, b)
     if rounding_mode is None:
@@ -198,9 +205,8 @@ def floor_divide(input, other):
     return _binary(FLOOR_DIVIDE, input, other)
 
 
-def _no_out(out, name):
-    if out is not None:
-        raise NotImplementedError(f"eagergrad does not implement torch.{name}(out=...) yet")
+def _no_out(name):
+    raise NotImplementedError(f"eagergrad does not implement torch.{name}(out=...) yet")
 
 
 # ---- pow ------------------------------------------------------------------------------
