@@ -539,7 +539,7 @@ def isfinite(input):
     return run(_ISFIN, (input,))
 
 
-# ---- complex parts (out of place; real/imag views come with the views issue) ------------
+# ---- complex parts (conj, real and imag are views, as in torch) --------------------------
 # torch's conj() is lazy: a view of its input with the conjugate bit set (same strides),
 # read through jnp.conj and written back through it (views.py: register_special)
 _CONJ = defop("conj", jnp.conj, node="ConjBackward0",
@@ -575,14 +575,21 @@ def conj(input):
 
     >>> import eagergrad as torch
     >>> z = torch.tensor([1 + 2j])
-    >>> w = z.conj(); w.mul_(2); z
+    >>> w = z.conj()
+    >>> _ = w.mul_(2)  # written back through the conjugate
+    >>> z
     tensor([2.+4.j])
     """
     return input if not input.is_complex() else run(_CONJ, (input,))
 
 
 def is_conj(input):
-    """Whether `input` reads its base through an odd number of conj() views."""
+    """torch.is_conj: whether `input` reads its base through an odd number of conj() views.
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j]); z.conj().is_conj(), z.conj().conj().is_conj()
+    (True, False)
+    """
     ch = input._vchain
     if not ch:
         return False
@@ -591,6 +598,12 @@ def is_conj(input):
 
 
 def resolve_conj(input):
+    """torch.resolve_conj: a conj view materialized as a new tensor, else `input` itself.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1 + 2j]).conj().resolve_conj().is_conj()
+    False
+    """
     return input.clone() if is_conj(input) else input
 
 
