@@ -6,14 +6,16 @@ With `outputs` (autograd.grad or backward(inputs=...)) only nodes on a path to a
 output run (torch's exec_info); gradients for autograd.grad are captured at the input
 buffer of the output's node. Iterative: graph depth is bounded by memory, not the stack.
 """
+import collections
 import heapq
 import itertools
 import threading
 
 from . import fused
 from .anomaly import ANOMALY, report as anomaly_report, run_checked
-from .graph import AccumulateGrad, GraphRoot
+from .graph import AccumulateGrad, GraphRoot, HOOK_GENERATION
 from .grad_mode import get_state, restore_state, set_enabled
+from ..tensor import _make
 
 
 def _shape_str(s):
@@ -113,6 +115,131 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
     return value
 
 
+class Plan:
+    """What one backward does, fixed before it starts (torch's GraphTask setup):
+
+    order: the schedule, every node that runs or is captured, in execution order;
+    run: the nodes that execute (None: all of order); captures: node -> [(input_nr,
+    index of autograd.grad's result)]; steps: (start, stop, segment) over positions of
+    order, a fused.Segment or None for nodes that run one by one (Python points, and
+    stretches too short to fuse). Both executors consume it: `_run_plan` runs each step
+    fused when it can, else node by node, and re-plans the steps left when a hook was
+    registered or removed meanwhile.
+    """
+
+    __slots__ = ("order", "run", "captures", "steps")
+
+    def __init__(self, order, run, captures, steps):
+        self.order, self.run, self.captures, self.steps = order, run, captures, steps
+
+
+def _plan_steps(order, run, captures, start=0):
+    """Cut order[start:] into steps: maximal stretches of fusable nodes (at most
+    fused.MAX_NODES op nodes each) between Python points (NOTE [fused segments])."""
+    index = {n: p for p, n in enumerate(order)}
+
+    def routed(c):
+        return run is None or c in run or c in captures
+
+    steps, segments = [], []
+    lo, n_ops = None, 0
+
+    def close(stop):
+        if lo is None:
+            return
+        if n_ops < 2:  # one kernel either way: run it node by node
+            steps.append((lo, stop, None))
+        else:
+            seg = fused.Segment(order, lo, stop, index, routed, captures)
+            steps.append((lo, stop, seg))
+            segments.append(seg)
+
+    for p in range(start, len(order)):
+        n = order[p]
+        if (run is None or n in run) and n._fusable() and not n._tapped():
+            is_op = type(n) is not AccumulateGrad
+            if lo is not None and is_op and n_ops >= fused.MAX_NODES:
+                close(p)
+                lo = None
+            if lo is None:
+                lo, n_ops = p, 0
+            n_ops += is_op
+            continue
+        close(p)
+        lo = None
+        steps.append((p, p + 1, None))
+    close(len(order))
+    fused.set_entries(segments, order, index, routed)
+    return steps
+
+
+def _make_plan(root, first, outputs, accumulate_grad, fusing):
+    """The Plan of a backward from `root` (a plain backward of a structure planned
+    before reuses that plan: no dependency count, schedule or segmentation)."""
+    known = fused_plan = None
+    if fusing and outputs is None:
+        known = structure(root, first)
+        fused_plan = _plans.get(known[0])
+        if fused_plan is not None:
+            nodes = known[1]
+            return Plan([nodes[k] for k in fused_plan[0]], None, {}, fused_plan[1])
+    captures, run = {}, None  # None: run every node
+    if outputs is not None:
+        targets = set()
+        for i, e in enumerate(outputs):
+            if e is not None:
+                targets.add(e[0])
+                if not accumulate_grad:
+                    captures.setdefault(e[0], []).append((e[1], i))
+        should = _needed(root, targets)
+        run = should if accumulate_grad else {n for n in should
+                                              if n not in captures or _leads(n, should)}
+    order = _schedule(root, _deps(root), run, captures)
+    steps = _plan_steps(order, run, captures) if fusing else [(0, len(order), None)]
+    if known is not None:
+        pos = {n: j for j, n in enumerate(known[1])}
+        with _plans_lock:
+            _plans[known[0]] = ([pos[n] for n in order], steps)
+            while len(_plans) > _MAX_PLANS:
+                _plans.popitem(last=False)
+    return Plan(order, run, captures, steps)
+
+
+_MAX_PLANS = 256
+_plans = collections.OrderedDict()  # structure key -> (schedule, steps), LRU
+_plans_lock = threading.Lock()
+
+
+def structure(root, first):
+    """A plain backward's graph read in one pass into a key that fixes it up to renaming,
+    with the nodes in discovery order: (key, nodes). Discovery order is a function of the
+    structure; each node's signature (or type and edge count) fixes its edges; the
+    sequence-number ranks fix the schedule's ties; the Python-point flags fix the
+    segments."""
+    nodes = [root]
+    pos = {root: 0}
+    parts = []
+    for n in nodes:
+        sig = n._sig
+        parts.append(sig if sig is not None else (type(n), len(n._next)))
+        parts.append(n._fusable() + 2 * n._tapped())
+        for e in n._next:
+            if e is None:
+                parts.append(-1)
+                continue
+            c = e[0]
+            j = pos.get(c)
+            if j is None:
+                j = pos[c] = len(nodes)
+                nodes.append(c)
+            parts.append(j)
+            parts.append(e[1])
+    seqs = [n._seq for n in nodes]
+    key = (tuple(parts), tuple(sorted(range(len(nodes)), key=seqs.__getitem__)),
+           None if isinstance(root, GraphRoot) else tuple(g is not None for g in first))
+    return key, nodes
+
+
 def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
              accumulate_grad=True):
     """Run backward from `root_edges` seeded with `root_grads`.
@@ -128,45 +255,47 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
     else:
         root = GraphRoot(root_edges, root_grads)
         first = []
-
-    captures = {}
-    run = None  # None: run every node
     fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED
-    known = fused.structure(root, first) if fusing and outputs is None else None
-    if known is not None and known[2] is not None:  # a structure fused before
-        nodes = known[1]
-        order = [nodes[k] for k in known[2][0]]
-    else:
-        order = None
-    if outputs is not None:
-        targets = set()
-        for i, e in enumerate(outputs):
-            if e is not None:
-                targets.add(e[0])
-                if not accumulate_grad:
-                    captures.setdefault(e[0], []).append((e[1], i))
-        should = _needed(root, targets)
-        run = should if accumulate_grad else {n for n in should
-                                              if n not in captures or _leads(n, should)}
+    plan = _make_plan(root, first, outputs, accumulate_grad, fusing)
     captured = [None] * (len(outputs) if outputs is not None else 0)
-    if order is None:
-        order = _schedule(root, _deps(root), run, captures)
-
     prev_mode = get_state()
     set_enabled(create_graph)
-    _TASKS.stack.append((next(_task_ids), order, captures))
+    _TASKS.stack.append((next(_task_ids), plan.order, plan.captures))
     try:
-        done = False
-        if fusing:
-            done = fused.run(order, run, root, first, captures, captured, _tensor_pre_hooks,
-                             keep_graph, known)
-        if done is not None:
-            _run_nodes(order, run, root, first, captures, captured, keep_graph,
-                       done or None)
+        _run_plan(plan, root, first, captured, keep_graph)
     finally:
         _TASKS.stack.pop()
         restore_state(prev_mode)
     return captured
+
+
+def _run_plan(plan, root, first, captured, keep_graph):
+    """Execute the plan's steps in order: a segment fused when it can be, anything else
+    node by node, summing gradients in per-node input buffers. After user code may have
+    run (a step run node by node), a changed hook set re-plans the steps left."""
+    buffers = {root: first}
+    order, run, captures, steps = plan.order, plan.run, plan.captures, plan.steps
+    generation = HOOK_GENERATION.n
+    fn = None
+    i = 0
+    try:
+        while i < len(steps):
+            start, stop, seg = steps[i]
+            i += 1
+            if seg is not None:
+                if fused.run(seg, order, buffers, captured, keep_graph, _make):
+                    continue
+                fused.COUNTS["segments_node_by_node"] += 1
+            for p in range(start, stop):
+                fn = order[p]
+                _run_node(fn, buffers, run, captures, captured, keep_graph)
+            if HOOK_GENERATION.n != generation and i < len(steps):
+                generation = HOOK_GENERATION.n
+                steps = steps[:i] + _plan_steps(order, run, captures, stop)
+    except Exception:
+        if ANOMALY.enabled and fn is not None:
+            anomaly_report(fn)  # torch's print_stack for the node that failed
+        raise
 
 
 class _Tasks(threading.local):
@@ -239,61 +368,39 @@ def _schedule(root, deps, run, captures):
     return order
 
 
-def _run_nodes(order, run, root, first, captures, captured, keep_graph, resume=None):
-    """Execute `order` one node at a time, summing gradients in per-node input buffers.
-
-    resume=(k, grads): the fused backward already ran everything up to node k (see NOTE
-    [fused backward]) and k's tensor hooks gave `grads`: nodes before k only rebuild
-    their buffers, silently; the rest runs as usual."""
-    buffers = {root: first}
-    start, hooked = resume if resume is not None else (0, None)
-    fn = None
-    try:
-        for pos, fn in enumerate(order):
-            grads = buffers.pop(fn, None)
-            if grads is None:
-                grads = [None] * len(fn._meta_in)
-            executes = run is None or fn in run
-            if pos < start:
-                if not executes or type(fn) is AccumulateGrad:
-                    continue
-                out = _validate(fn, list(fn.apply(grads)))
-                if not keep_graph:
-                    fn._release()
-            else:
-                cap = captures.get(fn)
-                raw = grads
-                if pos == start and hooked is not None:
-                    grads = hooked  # its tensor hooks already ran
-                elif fn._tensor_pre_hooks or fn._retain_hooks:
-                    grads = _tensor_pre_hooks(fn, grads)
-                if not executes:
-                    for nr, idx in cap or ():  # a skipped node: captured after tensor hooks
-                        captured[idx] = grads[nr]
-                    continue
-                for nr, idx in cap or ():  # torch captures an executed node's raw buffer
-                    captured[idx] = raw[nr]
-                out = _call(fn, grads, run, captures)
-                if not keep_graph:
-                    fn._release()
-            for i, e in enumerate(fn._next):
-                if e is None:
-                    continue
-                g = out[i]
-                if g is None:
-                    continue
-                c, nr = e
-                if run is not None and c not in run and c not in captures:
-                    continue
-                buf = buffers.get(c)
-                if buf is None:
-                    buf = buffers[c] = [None] * len(c._meta_in)
-                old = buf[nr]
-                buf[nr] = g if old is None else old + g
-    except Exception:
-        if ANOMALY.enabled and fn is not None:
-            anomaly_report(fn)  # torch's print_stack for the node that failed
-        raise
+def _run_node(fn, buffers, run, captures, captured, keep_graph):
+    """Run one node: its tensor hooks, captures, then (if it executes) torch's
+    call_function; its outputs go to the input buffers of the nodes they flow to."""
+    grads = buffers.pop(fn, None)
+    if grads is None:
+        grads = [None] * len(fn._meta_in)
+    cap = captures.get(fn) if captures else None
+    raw = grads
+    if fn._tensor_pre_hooks or fn._retain_hooks:
+        grads = _tensor_pre_hooks(fn, grads)
+    if run is not None and fn not in run:
+        for nr, idx in cap or ():  # a skipped node: captured after tensor hooks
+            captured[idx] = grads[nr]
+        return
+    for nr, idx in cap or ():  # torch captures an executed node's raw buffer
+        captured[idx] = raw[nr]
+    out = _call(fn, grads, run, captures)
+    if not keep_graph:
+        fn._release()
+    for i, e in enumerate(fn._next):
+        if e is None:
+            continue
+        g = out[i]
+        if g is None:
+            continue
+        c, nr = e
+        if run is not None and c not in run and c not in captures:
+            continue
+        buf = buffers.get(c)
+        if buf is None:
+            buf = buffers[c] = [None] * len(c._meta_in)
+        old = buf[nr]
+        buf[nr] = g if old is None else old + g
 
 
 def _leads(node, should):

@@ -85,12 +85,24 @@ class Node:
     def _release(self):
         """Free saved tensors (called after the node ran without retain_graph)."""
 
-    def _pure_vjp(self, nones):
-        """A factory of this node's backward as a pure jax function of arrays, for the
-        fused backward (NOTE [fused backward]); None when it can only run by `apply`.
-        A node that has one sets `_sig`: an interned id of everything static about its
-        backward, equal for nodes whose pure functions are interchangeable."""
+    def _vjp_maker(self):
+        """For the fused backward (NOTE [fused segments]): a function nones -> this
+        node's backward as a pure jax function of arrays (gradients that are not None,
+        then saved arrays), holding no reference to the node; None when the node can only
+        run by `apply`. A node that has one sets `_sig`: an interned id of everything
+        static about its backward, equal for nodes whose pure functions are
+        interchangeable."""
         return None
+
+    def _fusable(self):
+        """Whether this node may run inside a fused segment: a pure backward and no
+        node hooks (tensor hooks are `_tapped`; they run before the segment)."""
+        return self._sig is not None and not self._pre_hooks and not self._post_hooks
+
+    def _tapped(self):
+        """Whether hooks must see this node's incoming gradients first (tensor hooks,
+        retain_grad)."""
+        return bool(self._tensor_pre_hooks or self._retain_hooks)
 
     def __call__(self, *grads):
         from .engine import _validate
@@ -104,6 +116,19 @@ class Node:
 _handle_ids = itertools.count()
 
 
+class _HookGeneration:
+    """Counts every registration and removal of a hook (any kind): a running backward
+    whose plan was made under another count re-plans its remainder."""
+
+    __slots__ = ("n",)
+
+    def __init__(self):
+        self.n = 0
+
+
+HOOK_GENERATION = _HookGeneration()
+
+
 class RemovableHandle:
     """A hook's handle: `.remove()` unregisters it (also usable as a context manager)."""
 
@@ -113,10 +138,12 @@ class RemovableHandle:
         self.id = i = next(_handle_ids)
         self._dicts = (hooks, *extra) if extra else (hooks,)
         hooks[i] = value
+        HOOK_GENERATION.n += 1
 
     def remove(self):
         for d in self._dicts:
             d.pop(self.id, None)
+        HOOK_GENERATION.n += 1
 
     def __enter__(self):
         return self
@@ -125,14 +152,20 @@ class RemovableHandle:
         self.remove()
 
 
-_sigs = {}
+_sigs = collections.OrderedDict()
+_SIGS_MAX = 1 << 16
+_sig_ids = itertools.count()
 
 
 def intern_sig(key):
-    """A small int standing for a hashable static signature (see Node._pure_vjp)."""
+    """A small int standing for a hashable static signature (see Node._vjp_maker).
+    Bounded: an evicted signature comes back under a new id (ids are never reused), so
+    eviction only costs cache misses downstream."""
     i = _sigs.get(key)
     if i is None:
-        i = _sigs[key] = len(_sigs)
+        i = _sigs[key] = next(_sig_ids)
+        if len(_sigs) > _SIGS_MAX:
+            _sigs.popitem(last=False)
     return i
 
 
@@ -148,6 +181,9 @@ class GraphRoot(Node):
 
     def apply(self, grads):
         return list(self._grads)
+
+    def _fusable(self):
+        return False  # it only hands out its gradients: cheaper in Python
 
     def name(self):
         return "torch::autograd::GraphRoot"
@@ -170,12 +206,18 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"  # torch's name(); repr says AccumulateGrad
 
+    def _fusable(self):
+        # a fused segment computes its gradient; the write into .grad is Python's
+        return not self._pre_hooks and not self._post_hooks and \
+            not self.variable._post_acc_hooks
+
     def apply(self, grads):
         new = grads[0]
         var = self.variable
-        if new is None:  # torch still calls the post-accumulate-grad hooks
-            for hook in list((var._post_acc_hooks or {}).values()):
-                hook(var)
+        if new is None or not var._rg:
+            # torch still calls the post-accumulate-grad hooks (and writes no .grad for a
+            # leaf that stopped requiring grad after the forward)
+            _post_accumulate(var)
             return []
         with self._lock:
             old = var.grad
@@ -195,6 +237,11 @@ class AccumulateGrad(Node):
                 var.grad = old + new   # create_graph: out of place, recorded
             else:
                 old.add_(new)          # in place, as torch: `g = x.grad` sees it
-        for hook in list((var._post_acc_hooks or {}).values()):
-            hook(var)
+        _post_accumulate(var)
         return []
+
+
+def _post_accumulate(var):
+    for hook in list((var._post_acc_hooks or {}).values()):
+        if hook(var) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")

@@ -169,8 +169,10 @@ class SavedTensor:
             "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
     def free(self):
+        """Drop the saved value (torch's release_variables): only the metadata for error
+        messages stays. `_src` holds the output's storage, so it goes too."""
         self._freed = True
-        self._t = self._arr = self._packed = None
+        self._t = self._arr = self._packed = self._src = None
 
 
 def forward_name(node):

@@ -106,10 +106,10 @@ class _OpNode(Node):
         attrs, metas, meta_in, layout, n_var = self._spec
         return (attrs, nones, metas, meta_in, layout, n_var)
 
-    def _pure_vjp(self, nones):
-        spec = self._vjp_spec(nones)
+    def _vjp_maker(self):
         op = self._op
-        return lambda: op.vjp(spec)
+        attrs, metas, meta_in, layout, n_var = self._spec
+        return lambda nones: op.vjp((attrs, nones, metas, meta_in, layout, n_var))
 
     def _saved_arrays(self):
         """The saved values as arrays (version-checked, unpack hooks run)."""
@@ -118,6 +118,23 @@ class _OpNode(Node):
             for x in (s if isinstance(s, list) else (s,)):
                 out.append(x.array(self))
         return out
+
+    def _gather_saved(self, out):
+        """Append the saved arrays for a fused segment (version-checked); False, with
+        nothing appended, when one has unpack hooks (they must run when the node runs)."""
+        k = len(out)
+        for x in self._saved.values():
+            # SavedTensor.array's common case inlined: a live, unhooked input
+            if (type(x) is SavedTensor and not x._is_output and x._unpack is None
+                    and x._t is not None and x._vc.v == x._version):
+                out.append(x._t._value)
+                continue
+            for y in (x if type(x) is list else (x,)):
+                if y._unpack is not None:
+                    del out[k:]
+                    return False
+                out.append(y.array(self))
+        return True
 
 
 def _unpack(node, key):
