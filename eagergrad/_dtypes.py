@@ -11,16 +11,20 @@ class dtype:
     torch.float32
     """
 
-    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind",
+                 "is_differentiable", "scalar_name", "cpp_name")
 
-    def __init__(self, name, np_dtype, kind):
+    def __init__(self, name, np_dtype, kind, scalar_name, cpp_name):
         self.name = name
         self.np = np.dtype(np_dtype)
         self._kind = kind  # 0 bool, 1 integral, 2 floating, 3 complex
         self.is_floating_point = kind == 2
         self.is_complex = kind == 3
+        self.is_differentiable = kind >= 2  # floating or complex: may require grad
         self.is_signed = name not in ("uint8", "bool")
         self.itemsize = self.np.itemsize
+        self.scalar_name = scalar_name  # torch's ScalarType name: "Float" (FloatTensor)
+        self.cpp_name = cpp_name        # the C++ type some kernel messages name: "float"
 
     def __repr__(self):
         return "torch." + self.name
@@ -39,18 +43,18 @@ def _by_name(name):
     return _NAMES[name]
 
 
-bool_ = dtype("bool", np.bool_, 0)
-uint8 = dtype("uint8", np.uint8, 1)
-int8 = dtype("int8", np.int8, 1)
-int16 = dtype("int16", np.int16, 1)
-int32 = dtype("int32", np.int32, 1)
-int64 = dtype("int64", np.int64, 1)
-float16 = dtype("float16", jnp.float16, 2)
-bfloat16 = dtype("bfloat16", jnp.bfloat16, 2)
-float32 = dtype("float32", np.float32, 2)
-float64 = dtype("float64", np.float64, 2)
-complex64 = dtype("complex64", np.complex64, 3)
-complex128 = dtype("complex128", np.complex128, 3)
+bool_ = dtype("bool", np.bool_, 0, "Bool", "bool")
+uint8 = dtype("uint8", np.uint8, 1, "Byte", "unsigned char")
+int8 = dtype("int8", np.int8, 1, "Char", "signed char")
+int16 = dtype("int16", np.int16, 1, "Short", "short int")
+int32 = dtype("int32", np.int32, 1, "Int", "int")
+int64 = dtype("int64", np.int64, 1, "Long", "long int")
+float16 = dtype("float16", jnp.float16, 2, "Half", "c10::Half")
+bfloat16 = dtype("bfloat16", jnp.bfloat16, 2, "BFloat16", "c10::BFloat16")
+float32 = dtype("float32", np.float32, 2, "Float", "float")
+float64 = dtype("float64", np.float64, 2, "Double", "double")
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat", "c10::complex<float>")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble", "c10::complex<double>")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
        complex64, complex128)

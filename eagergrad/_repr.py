@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from ._dtypes import bool_, default_complex, get_default_dtype, int64
+
 _PRECISION = 4
 _THRESHOLD = 1000
 _EDGE = 3
@@ -144,7 +146,6 @@ def _add_suffixes(tensor_str, suffixes, indent):
 
 
 def tensor_repr(t):
-    from ._dtypes import get_default_dtype, int64, bool_, default_complex
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []

@@ -327,3 +327,18 @@ def normal_(t, mean=0.0, std=1.0):
 
 def uniform_(t, a=0.0, b=1.0):
     return t._write_random(jax.random.uniform(_next_key(), t._shape, t.dtype.np, a, b))
+
+
+def _legacy_new(cls, *args, **kwargs):
+    """The legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): default dtype."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        return tensor(args[0], dtype=D.get_default_dtype())
+    return empty(*args)
+
+
+def _reduce_ex(self, proto):
+    return (tensor, (np.asarray(self._value),), None)
+
+
+Tensor.__new__ = staticmethod(_legacy_new)
+Tensor.__reduce_ex__ = _reduce_ex

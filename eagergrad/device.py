@@ -74,10 +74,3 @@ def device_of(arr):
         d = jax.devices()[0]
     t = _TYPE.get(d.platform, d.platform)
     return device(t, None if t == "cpu" else d.id)
-
-
-def put(t, dev):
-    """`t` moved to device `dev` (a differentiable copy, as torch's .to(device))."""
-    from .ops._table import run
-    from .ops.shape import TO_COPY
-    return run(TO_COPY, (t,), (t.dtype, dev))

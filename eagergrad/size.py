@@ -24,3 +24,18 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
+
+
+def can_broadcast_to(src, dst):
+    """Whether shape `src` broadcasts to shape `dst` (torch's is_expandable_to)."""
+    if len(src) > len(dst):
+        return False
+    for a, b in zip(reversed(src), reversed(dst)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def format_shape(shape):
+    """A shape as torch prints it in messages: [2, 3]."""
+    return "[" + ", ".join(map(str, shape)) + "]"

@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
-from ._storage import Storage, VersionCounter, contiguous_strides
-from .engine.grad_mode import STATE
-from .engine.graph import AccumulateGrad, RemovableHandle
+from ._mode import STATE
+from ._repr import tensor_repr
+from ._storage import Storage, VersionCounter, contiguous_strides, view_of, write_into
 from .size import Size
 from .device import device_of
 
@@ -107,13 +107,6 @@ class Tensor:
                  "_creation_meta", "_view_rg",
                  "__weakref__")
 
-    def __new__(cls, *args, **kwargs):
-        # legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): float32
-        from .creation import tensor, empty
-        if len(args) == 1 and not isinstance(args[0], int):
-            return tensor(args[0], dtype=D.get_default_dtype())
-        return empty(*args)
-
     # ---- storage ------------------------------------------------------------------
     @property
     def _value(self):
@@ -122,10 +115,7 @@ class Tensor:
             return self._st.array
         st = self._st
         if self._gen != st.gen:
-            a = st.array
-            for f, i in ch:
-                a = f(a) if i is None else f(a)[i]
-            self._arr = a
+            self._arr = view_of(st.array, ch)
             self._gen = st.gen
             if self._base is not None and self._base._rg:
                 self._rg = True  # (its grad_fn is regenerated when next asked for)
@@ -141,7 +131,6 @@ class Tensor:
         if self._vchain is None:
             st.array = arr
         else:
-            from .ops.views import write_into
             st.array = write_into(st.array, self._vchain, arr)
             self._arr = arr
             self._gen = st.gen + 1
@@ -234,16 +223,8 @@ class Tensor:
         return self._grad_fn
 
     def _sync_view(self):
-        """torch's VariableHooks::grad_fn for a view whose base (or another view of it)
-        was modified in place: raise if the view may not be rebased (its creation meta),
-        else regenerate its grad_fn from the base's history."""
-        base = self._base
-        if self._grad_fn is None and not base._rg:
-            return
-        from .ops.views import handle_view_on_rebase, regenerate_grad_fn
-        handle_view_on_rebase(self, indirect=True)
-        self._attr_version = self._vc.v
-        regenerate_grad_fn(self)
+        """Regenerate the grad_fn of a view whose base changed in place (torch's
+        VariableHooks::grad_fn); ops/views.py puts the real one here, with views."""
 
     @property
     def requires_grad(self):
@@ -287,103 +268,6 @@ class Tensor:
     @property
     def retains_grad(self):
         return self._retains_grad is not False and self._grad_fn is not None
-
-    def _edge(self):
-        """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
-        leaf's AccumulateGrad, created on first use and kept while the graph holds it."""
-        fn = self._grad_fn if self._base is None else self.grad_fn
-        if fn is not None:
-            return (fn, self._out_nr)
-        if self._base is not None and not getattr(self, "_view_rg", False):
-            return None  # requires grad only through its base: no accumulator (as torch)
-        acc = self._acc() if self._acc is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            if self._hooks is not None:  # a leaf's hooks run as its sink's
-                acc._tensor_pre_hooks = {0: self._hooks}
-            self._acc = weakref.ref(acc)
-        return (acc, 0)
-
-    def _grad_accumulator(self):
-        return self._acc() if self._acc is not None else None
-
-    def retain_grad(self):
-        """Keep `.grad` for a non-leaf tensor after backward.
-
-        >>> import eagergrad as torch
-        >>> x = torch.ones(2, requires_grad=True); y = x * 2; y.retain_grad()
-        >>> y.sum().backward(); y.grad
-        tensor([1., 1.])
-        """
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        ref = weakref.ref(self)
-
-        def retain(g):
-            t = ref()
-            if t is None:
-                return
-            if t.grad is None:
-                t.grad = g.detach()._fresh_copy() if not STATE.grad else g.clone()
-            else:
-                t.grad = t.grad + g
-        self._retains_grad = retain
-        self._attach_retain()
-
-    def _attach_retain(self):
-        fn = self._grad_fn
-        if fn._retain_hooks is None:
-            fn._retain_hooks = {}
-        fn._retain_hooks[self._out_nr] = self._retains_grad
-
-    def register_hook(self, hook):
-        """hook(grad) -> new grad or None, run when this tensor's gradient is computed;
-        it stays with the grad_fn the tensor has now (even after an in-place op).
-
-        >>> import eagergrad as torch
-        >>> x = torch.ones(2, requires_grad=True)
-        >>> h = x.register_hook(lambda g: g * 3)
-        >>> (x * 2).sum().backward(); x.grad
-        tensor([6., 6.])
-        """
-        if not (self._rg or self._base is not None and self._base._rg):
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        fn = self._grad_fn if self._base is None else self.grad_fn
-        if fn is None:
-            if self._hooks is None:
-                self._hooks = {}
-                acc = self._grad_accumulator()
-                if acc is not None:
-                    acc._tensor_pre_hooks = {0: self._hooks}
-            return RemovableHandle(self._hooks, hook)
-        # one hook dict per tensor, as torch: the node runs them tensor by tensor
-        pre = fn._tensor_pre_hooks
-        if pre is None:
-            pre = fn._tensor_pre_hooks = {}
-        hooks = pre.get(self._out_nr)
-        if hooks is None:
-            hooks = pre[self._out_nr] = {}
-        return RemovableHandle(hooks, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """hook(tensor), run after a leaf's `.grad` was accumulated."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors")
-        if self._post_acc_hooks is None:
-            self._post_acc_hooks = {}
-        return RemovableHandle(self._post_acc_hooks, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaves) into the leaves' `.grad` (torch.Tensor.backward)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter, with no history."""
@@ -489,7 +373,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
-        from ._repr import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -498,10 +381,6 @@ class Tensor:
         if not self._shape:
             return self.item().__format__(spec)
         return repr(self)
-
-    def __reduce_ex__(self, proto):
-        from .creation import tensor
-        return (tensor, (np.asarray(self._value),), None)
 
     def __deepcopy__(self, memo):
         t = self.detach().clone()

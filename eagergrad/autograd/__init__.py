@@ -1,7 +1,8 @@
 """torch.autograd: backward, grad, Function, grad modes."""
 from ..engine.engine import execute
-from ..creation import ones_like
+from ..creation import ones_like, zeros_like
 from ..ops._args import as_t
+from ..size import Size
 from ..tensor import Tensor
 from ..engine.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
@@ -50,7 +51,6 @@ def _make_grads(outputs, grads):
             continue
         g = as_t(g)
         if g._shape != o._shape:
-            from ..size import Size
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{Size(g._shape)!r} and output[{i}] has a shape of "
                                f"{Size(o._shape)!r}.")
@@ -155,8 +155,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "been used in the graph. Set allow_unused=True if this is "
                                    "the desired behavior.")
             if materialize_grads:
-                from ..creation import zeros_like
                 res[i] = zeros_like(inputs[i])
         elif not create_graph:
             res[i] = r.detach()
     return tuple(res)
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(self)/d(leaves) into the leaves' `.grad` (torch.Tensor.backward)."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+_tensor_backward.__name__ = "backward"
+Tensor.backward = _tensor_backward

@@ -8,6 +8,7 @@ import jax
 from ..engine.engine import current_graph_task_id, will_execute
 from ..engine.graph import AccumulateGrad, GraphRoot, Node, RemovableHandle  # noqa: F401
 from ..engine.saved import HOOKS, SavedTensor  # noqa: F401
+from ..tensor import Tensor, _make
 
 
 class GradientEdge(NamedTuple):
@@ -30,7 +31,6 @@ def get_gradient_edge(tensor):
 
 def increment_version(tensor):
     """Bump the version counter of `tensor` (or of each tensor in an iterable)."""
-    from ..tensor import Tensor
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         t._vc.v += 1
 
@@ -163,7 +163,6 @@ class save_on_cpu(saved_tensors_hooks):
             return dev, jax.device_put(a, cpu)
 
         def unpack(packed):
-            from ..tensor import _make
             dev, a = packed
             return _make(jax.device_put(a, dev) if dev is not None else a)
         super().__init__(pack, unpack)

@@ -13,56 +13,11 @@ import threading
 
 from . import fused
 from .anomaly import ANOMALY, report as anomaly_report, run_checked
-from .graph import AccumulateGrad, GraphRoot, HOOK_GENERATION
+from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _validate
+from .hooks import HOOK_GENERATION
+from .saved import HOOKS
 from .grad_mode import get_state, restore_state, set_enabled
-from ..tensor import _make
-
-
-def _shape_str(s):
-    return "[" + ", ".join(map(str, s)) + "]"
-
-
-def _expandable(src, dst):
-    if len(src) > len(dst):
-        return False
-    for a, b in zip(reversed(src), reversed(dst)):
-        if a != b and a != 1:
-            return False
-    return True
-
-
-_R_TO_C = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
-           "grad_is_complex) to be true, but got false.  (Could this error message be "
-           "improved?  If so, please report an enhancement request to PyTorch.)")
-
-
-def _validate(fn, outputs):
-    """torch's validate_outputs: count, then shape (sum broadcast dims) and dtype of
-    every gradient against the metadata of the input it flows to."""
-    edges = fn._next
-    if len(outputs) != len(edges):
-        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
-                           f"(expected {len(edges)}, got {len(outputs)})")
-    for i, g in enumerate(outputs):
-        e = edges[i]
-        if g is None or e is None:
-            continue
-        shape, dt = e[0]._meta_in[e[1]]
-        if g._shape != shape:
-            if not _expandable(shape, g._shape):
-                raise RuntimeError(
-                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                    f"{_shape_str(g._shape)} but expected shape compatible with "
-                    f"{_shape_str(shape)}")
-            g = g.sum_to_size(shape)
-        if g.dtype is not dt:
-            if g.dtype.is_complex and not dt.is_complex:
-                if not fn._builtin:  # a custom backward's: torch's check
-                    raise RuntimeError(_R_TO_C)
-                g = g.real  # a built-in node's: torch's handle_r_to_c
-            g = g.to(dt)
-        outputs[i] = g
-    return outputs
+from ..tensor import Tensor, _make
 
 
 def _needed(root, targets):
@@ -94,7 +49,6 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
     if len(_TASKS.stack) < MAX_DEPTH:
         return _execute(root_edges, root_grads, keep_graph, create_graph, outputs,
                         accumulate_grad)
-    from .saved import HOOKS
     state, hooks, disabled = get_state(), list(HOOKS.stack), HOOKS.disabled
     box = []
 
@@ -400,7 +354,7 @@ def _run_node(fn, buffers, run, captures, captured, keep_graph):
         if buf is None:
             buf = buffers[c] = [None] * len(c._meta_in)
         old = buf[nr]
-        buf[nr] = g if old is None else old + g
+        buf[nr] = g if old is None else GRAD_OPS.add(old, g)
 
 
 def _leads(node, should):
@@ -434,7 +388,6 @@ def _hook_name(hook):
 
 def _check_single(hook, old, new):
     """torch's check_single_result: what a hook may put in place of a gradient."""
-    from ..tensor import Tensor
     if old is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(new, Tensor):
@@ -461,8 +414,7 @@ def _check_tuple(hook, old, new):
 
 
 def _type_name(t):
-    from .saved import _type_name as tn
-    return tn(t.dtype).replace("eagergrad.", "torch.")
+    return f"torch.{t.dtype.scalar_name}Tensor"
 
 
 def _call(fn, grads, run=None, captures=None):

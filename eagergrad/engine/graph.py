@@ -9,9 +9,24 @@ import collections
 import itertools
 import sys
 import threading
+import weakref
 
+from .._mode import STATE
+from ..size import can_broadcast_to, format_shape
+from ..tensor import Tensor, _zeros_meta
 from .anomaly import ANOMALY, record as anomaly_record
-from .grad_mode import STATE
+from .hooks import HOOK_GENERATION, RemovableHandle
+
+
+class _GradientOps:
+    """The tensor ops the engine itself needs on gradients. The engine sits below the op
+    table and never imports it: eagergrad/ops fills these in when it is imported.
+    Each takes and returns Tensors, recorded under create_graph as any op."""
+
+    __slots__ = ("add", "add_", "copy_", "sum_to_size", "real", "to", "clone")
+
+
+GRAD_OPS = _GradientOps()
 
 _seq = itertools.count()
 _MAX_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in torch
@@ -105,51 +120,11 @@ class Node:
         return bool(self._tensor_pre_hooks or self._retain_hooks)
 
     def __call__(self, *grads):
-        from .engine import _validate
         out = _validate(self, list(self.apply(list(grads))))
         return out[0] if len(out) == 1 else tuple(out)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
-
-
-_handle_ids = itertools.count()
-
-
-class _HookGeneration:
-    """Counts every registration and removal of a hook (any kind): a running backward
-    whose plan was made under another count re-plans its remainder."""
-
-    __slots__ = ("n",)
-
-    def __init__(self):
-        self.n = 0
-
-
-HOOK_GENERATION = _HookGeneration()
-
-
-class RemovableHandle:
-    """A hook's handle: `.remove()` unregisters it (also usable as a context manager)."""
-
-    __slots__ = ("_dicts", "id")
-
-    def __init__(self, hooks, value, extra=()):
-        self.id = i = next(_handle_ids)
-        self._dicts = (hooks, *extra) if extra else (hooks,)
-        hooks[i] = value
-        HOOK_GENERATION.n += 1
-
-    def remove(self):
-        for d in self._dicts:
-            d.pop(self.id, None)
-        HOOK_GENERATION.n += 1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 _sigs = collections.OrderedDict()
@@ -167,6 +142,40 @@ def intern_sig(key):
         if len(_sigs) > _SIGS_MAX:
             _sigs.popitem(last=False)
     return i
+
+
+_R_TO_C = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+           "grad_is_complex) to be true, but got false.  (Could this error message be "
+           "improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _validate(fn, outputs):
+    """torch's validate_outputs: count, then shape (sum broadcast dims) and dtype of
+    every gradient against the metadata of the input it flows to."""
+    edges = fn._next
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outputs)})")
+    for i, g in enumerate(outputs):
+        e = edges[i]
+        if g is None or e is None:
+            continue
+        shape, dt = e[0]._meta_in[e[1]]
+        if g._shape != shape:
+            if not can_broadcast_to(shape, g._shape):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                    f"{format_shape(g._shape)} but expected shape compatible with "
+                    f"{format_shape(shape)}")
+            g = GRAD_OPS.sum_to_size(g, shape)
+        if g.dtype is not dt:
+            if g.dtype.is_complex and not dt.is_complex:
+                if not fn._builtin:  # a custom backward's: torch's check
+                    raise RuntimeError(_R_TO_C)
+                g = GRAD_OPS.real(g)  # a built-in node's: torch's handle_r_to_c
+            g = GRAD_OPS.to(g, dt)
+        outputs[i] = g
+    return outputs
 
 
 class GraphRoot(Node):
@@ -225,18 +234,17 @@ class AccumulateGrad(Node):
                 if STATE.grad:
                     # create_graph: a recorded copy, as torch's clone_obey_contract
                     # (grad_fn CopyBackwards); never the incoming tensor itself.
-                    from ..tensor import _zeros_meta
                     g = _zeros_meta(new._shape, new.dtype)
-                    g.copy_(new)
+                    GRAD_OPS.copy_(g, new)
                     var.grad = g
                 else:
                     # A fresh tensor over the same immutable array: later in-place
                     # updates of .grad can never write into the caller's tensor.
                     var.grad = new._fresh_copy()
             elif STATE.grad:
-                var.grad = old + new   # create_graph: out of place, recorded
+                var.grad = GRAD_OPS.add(old, new)  # create_graph: out of place, recorded
             else:
-                old.add_(new)          # in place, as torch: `g = x.grad` sees it
+                GRAD_OPS.add_(old, new)  # in place, as torch: `g = x.grad` sees it
         _post_accumulate(var)
         return []
 
@@ -245,3 +253,105 @@ def _post_accumulate(var):
     for hook in list((var._post_acc_hooks or {}).values()):
         if hook(var) is not None:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+# ---- the engine's Tensor methods: where a tensor's gradient enters the graph, hooks ----
+
+def _edge(self):
+    """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
+    leaf's AccumulateGrad, created on first use and kept while the graph holds it."""
+    fn = self._grad_fn if self._base is None else self.grad_fn
+    if fn is not None:
+        return (fn, self._out_nr)
+    if self._base is not None and not getattr(self, "_view_rg", False):
+        return None  # requires grad only through its base: no accumulator (as torch)
+    acc = self._acc() if self._acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(self)
+        if self._hooks is not None:  # a leaf's hooks run as its sink's
+            acc._tensor_pre_hooks = {0: self._hooks}
+        self._acc = weakref.ref(acc)
+    return (acc, 0)
+
+def _grad_accumulator(self):
+    return self._acc() if self._acc is not None else None
+
+
+def retain_grad(self):
+    """Keep `.grad` for a non-leaf tensor after backward.
+
+    >>> import eagergrad as torch
+    >>> x = torch.ones(2, requires_grad=True); y = x * 2; y.retain_grad()
+    >>> y.sum().backward(); y.grad
+    tensor([1., 1.])
+    """
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None or self._retains_grad:
+        return
+    ref = weakref.ref(self)
+
+    def retain(g):
+        t = ref()
+        if t is None:
+            return
+        if t.grad is None:
+            t.grad = g.detach()._fresh_copy() if not STATE.grad else g.clone()
+        else:
+            t.grad = t.grad + g
+    self._retains_grad = retain
+    self._attach_retain()
+
+def _attach_retain(self):
+    fn = self._grad_fn
+    if fn._retain_hooks is None:
+        fn._retain_hooks = {}
+    fn._retain_hooks[self._out_nr] = self._retains_grad
+    HOOK_GENERATION.n += 1
+
+def register_hook(self, hook):
+    """hook(grad) -> new grad or None, run when this tensor's gradient is computed;
+    it stays with the grad_fn the tensor has now (even after an in-place op).
+
+    >>> import eagergrad as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> h = x.register_hook(lambda g: g * 3)
+    >>> (x * 2).sum().backward(); x.grad
+    tensor([6., 6.])
+    """
+    if not (self._rg or self._base is not None and self._base._rg):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                           "gradient")
+    fn = self._grad_fn if self._base is None else self.grad_fn
+    if fn is None:
+        if self._hooks is None:
+            self._hooks = {}
+            acc = self._grad_accumulator()
+            if acc is not None:
+                acc._tensor_pre_hooks = {0: self._hooks}
+        return RemovableHandle(self._hooks, hook)
+    # one hook dict per tensor, as torch: the node runs them tensor by tensor
+    pre = fn._tensor_pre_hooks
+    if pre is None:
+        pre = fn._tensor_pre_hooks = {}
+    hooks = pre.get(self._out_nr)
+    if hooks is None:
+        hooks = pre[self._out_nr] = {}
+    return RemovableHandle(hooks, hook)
+
+def register_post_accumulate_grad_hook(self, hook):
+    """hook(tensor), run after a leaf's `.grad` was accumulated."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                           "gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if self._post_acc_hooks is None:
+        self._post_acc_hooks = {}
+    return RemovableHandle(self._post_acc_hooks, hook)
+
+
+for _f in (_edge, _grad_accumulator, retain_grad, _attach_retain, register_hook,
+           register_post_accumulate_grad_hook):
+    setattr(Tensor, _f.__name__, _f)

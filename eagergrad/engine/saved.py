@@ -2,8 +2,8 @@
 import re
 import threading
 
-from ..tensor import _make
-from .grad_mode import STATE
+from .._mode import STATE
+from ..tensor import Tensor, _make
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -76,7 +76,6 @@ class SavedTensor:
         self._pack(pack_hook, unpack_hook, t, detach=not self._is_output)
 
     def _pack(self, pack, unpack, t, detach=False):
-        from ..tensor import Tensor
         if isinstance(t, Tensor) and t is self._t:
             # what the node's tensor looked like, to give the unpacked one its history
             # (a leaf's: its grad accumulator, so gradients still reach the leaf)
@@ -93,7 +92,6 @@ class SavedTensor:
         self._t = self._arr = None
 
     def _unpacked(self):
-        from ..tensor import Tensor
         t = self._unpack(self._packed)
         if not isinstance(t, Tensor):
             raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
@@ -147,7 +145,7 @@ class SavedTensor:
     def _version_error(self, node):
         shape, dt, out_nr, view_fn = list(self._meta[0]), self._meta[1], self._meta[2], \
             self._meta[3]
-        tname = _type_name(dt)
+        tname = f"eagergrad.{dt.scalar_name}Tensor"
         # torch names the saving node for an output (for the output of an in-place op on a
         # view: the view's grad_fn then, a weakref set by ops/inplace.py), and the tensor's
         # grad_fn now for an input (none for a leaf); torch 2.13 names the forward op:
@@ -182,12 +180,3 @@ def forward_name(node):
     if m is None:
         return node.name()
     return m.group(1) + ("" if m.group(2) in ("", "0") else m.group(2))
-
-
-def _type_name(dt):
-    from .._dtypes import as_dtype
-    d = as_dtype(dt)
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-    return f"eagergrad.{names[d.name]}Tensor"

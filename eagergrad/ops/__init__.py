@@ -5,6 +5,7 @@ the torch-named entry points, and `bind_methods` puts them on Tensor as methods 
 Python operators.
 """
 from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
+from ..engine.graph import GRAD_OPS
 from ._table import OPS, defop, run
 from ._args import as_t, wrapped
 from . import inplace as _IP
@@ -55,7 +56,15 @@ def _broadcastable(src, dst):
 
 
 S._register_view_writers()
-P._register_conj_writer()
+
+# what the engine needs on gradients (engine/graph.py: GRAD_OPS; it never imports ops)
+GRAD_OPS.add = P.add
+GRAD_OPS.add_ = lambda t, other: inplace(t, P.add, other)
+GRAD_OPS.copy_ = lambda t, src: inplace(t, _copy, src)
+GRAD_OPS.sum_to_size = S._sum_to_size
+GRAD_OPS.real = S.real
+GRAD_OPS.to = S.to
+GRAD_OPS.clone = S.clone
 
 FUNCTIONS = {}
 for _mod in (P, R, L, S, I):
@@ -129,11 +138,11 @@ def _cuda(self, device=None, non_blocking=False):
 
 
 def _real(self):
-    return P.real(self)
+    return S.real(self)
 
 
 def _imag(self):
-    return P.imag(self)
+    return S.imag(self)
 
 
 INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "log", "log2",

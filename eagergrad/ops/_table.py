@@ -21,6 +21,7 @@ _new = object.__new__
 import jax
 import jax.numpy as jnp
 
+from .._cache import put_bounded
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, _seq, intern_sig
@@ -87,7 +88,7 @@ class _OpNode(Node):
         spec = self._vjp_spec(tuple(g is None for g in grads))
         fn = self._jit_cache.get(spec)
         if fn is None:
-            fn = self._jit_cache[spec] = jax.jit(self._op.vjp(spec))
+            fn = put_bounded(self._jit_cache, spec, jax.jit(self._op.vjp(spec)), 256)
         arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
         return [None if a is None else _make(a) for a in arrays]
 

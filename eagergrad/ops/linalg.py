@@ -44,15 +44,9 @@ DOT = defop("dot", lambda self, tensor: jnp.dot(self, tensor, precision=_HI),
 def _check_dtypes(a, b, name):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_cname(a.dtype)} != {_cname(b.dtype)}" if name == "mm" else
+                           f"{a.dtype.cpp_name} != {b.dtype.cpp_name}" if name == "mm" else
                            f"{name}: Expected self and other to have the same dtype, but got "
                            f"{a.dtype.name} != {b.dtype.name}")
-
-
-def _cname(dt):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>", "int64": "long int"}.get(dt.name, dt.name)
 
 
 def mm(input, mat2):

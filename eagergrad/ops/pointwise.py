@@ -539,12 +539,7 @@ def isfinite(input):
     return run(_ISFIN, (input,))
 
 
-# ---- complex parts (conj, real and imag are views, as in torch) --------------------------
-# torch's conj() is lazy: a view of its input with the conjugate bit set (same strides),
-# read through jnp.conj and written back through it (views.py: register_special)
-_CONJ = defop("conj", jnp.conj, node="ConjBackward0",
-              view=lambda src, attrs, idx, shape: (src._stride, src._offset),
-              self=lambda grad: grad.conj())
+# ---- angle (conj, real and imag are views: ops/shape.py) ------------------------------
 _ANGLE = defop("angle", jnp.angle,
                self=lambda grad, self: _angle_grad(grad, self))
 
@@ -553,63 +548,6 @@ def _angle_grad(grad, self):
     if not self.is_complex():
         return _zeros(grad)
     return where(self == 0, 0.0, grad * self / self.abs().pow(2) * 1j)
-
-
-def real(input):
-    """torch.real: for complex input a view, view_as_real(input)[..., 0], as torch."""
-    if not input.is_complex():
-        return input
-    from .shape import select, _view_as_real
-    return select(_view_as_real(input), -1, 0)
-
-
-def imag(input):
-    if not input.is_complex():
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    from .shape import select, _view_as_real
-    return select(_view_as_real(input), -1, 1)
-
-
-def conj(input):
-    """torch.conj: for complex input a view with the conjugate bit set (is_conj()).
-
-    >>> import eagergrad as torch
-    >>> z = torch.tensor([1 + 2j])
-    >>> w = z.conj()
-    >>> _ = w.mul_(2)  # written back through the conjugate
-    >>> z
-    tensor([2.+4.j])
-    """
-    return input if not input.is_complex() else run(_CONJ, (input,))
-
-
-def is_conj(input):
-    """torch.is_conj: whether `input` reads its base through an odd number of conj() views.
-
-    >>> import eagergrad as torch
-    >>> z = torch.tensor([1 + 2j]); z.conj().is_conj(), z.conj().conj().is_conj()
-    (True, False)
-    """
-    ch = input._vchain
-    if not ch:
-        return False
-    f = _CONJ.fwd(())
-    return sum(g is f for g, _ in ch) % 2 == 1
-
-
-def resolve_conj(input):
-    """torch.resolve_conj: a conj view materialized as a new tensor, else `input` itself.
-
-    >>> import eagergrad as torch
-    >>> torch.tensor([1 + 2j]).conj().resolve_conj().is_conj()
-    False
-    """
-    return input.clone() if is_conj(input) else input
-
-
-def _register_conj_writer():
-    from .views import register_special
-    register_special(_CONJ.fwd(()), lambda parent, v: jnp.conj(v).astype(parent.dtype))
 
 
 def angle(input):

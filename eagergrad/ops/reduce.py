@@ -6,9 +6,11 @@ import math
 import jax.numpy as jnp
 
 from .. import _dtypes as D
-from ..tensor import _wrap_dim
+from ..creation import from_jax
+from ..tensor import Tensor, _wrap_dim
 from ._table import defop, run
-from .pointwise import where
+from .index import zeros_scatter
+from .pointwise import maximum, minimum, where
 
 
 def _dims(dim, ndim):
@@ -164,7 +166,6 @@ MIN_ALL = defop("min", jnp.min, node="MinBackward1", self=_evenly)
 def _select_back(grad, indices, dim, keepdim, self_sym_sizes):
     g = _restore(grad, (dim,), keepdim)
     i = _restore(indices, (dim,), keepdim)
-    from .index import zeros_scatter
     return zeros_scatter(g, dim, i, self_sym_sizes)
 
 
@@ -197,7 +198,6 @@ class _MinMax(tuple):
 
 def _minmax(op_all, op_dim, cmp, name):
     def f(input, dim=None, keepdim=False):
-        from ..tensor import Tensor
         if isinstance(dim, Tensor):
             return cmp(input, dim)
         if dim is None:
@@ -214,12 +214,10 @@ def _minmax(op_all, op_dim, cmp, name):
 
 
 def _cmp_max(a, b):
-    from .pointwise import maximum
     return maximum(a, b)
 
 
 def _cmp_min(a, b):
-    from .pointwise import minimum
     return minimum(a, b)
 
 
@@ -229,7 +227,6 @@ min = _minmax(MIN_ALL, MIN_DIM, _cmp_min, "min")
 
 def _argfn(fn):
     def f(input, dim=None, keepdim=False):
-        from ..creation import from_jax
         a = input._value
         if dim is None:
             return from_jax(fn(a.reshape(-1)).astype(jnp.int64))

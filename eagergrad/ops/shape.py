@@ -8,8 +8,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtypes as D
-from .._storage import contiguous_strides, view_strides as _aten_view_strides
-from ..tensor import _wrap_dim
+from .._storage import contiguous_strides, register_special, view_strides as _aten_view_strides
+from ..device import device as _device
+from ..tensor import Tensor, _wrap_dim
+from ._args import promote
 from ._table import defop, run
 
 
@@ -447,7 +449,6 @@ STACK = defop("stack", lambda *tensors, dim, dtype:
 
 
 def cat(tensors, dim=0):
-    from ._args import promote
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -475,7 +476,6 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    from ._args import promote
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -511,8 +511,6 @@ def contiguous(input, memory_format=None):
 def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
        memory_format=None):
     """Tensor.to(dtype) / .to(device) / .to(other): returns self when nothing changes."""
-    from ..device import device as _device, put
-    from ..tensor import Tensor
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
@@ -524,7 +522,7 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
     if dtype is not None and D.as_dtype(dtype) is not input.dtype:
         out = run(TO_COPY, (input,), (D.as_dtype(dtype), None))
     if device is not None and _device(device) != input.device:
-        out = put(out, _device(device))
+        out = run(TO_COPY, (out,), (out.dtype, _device(device)))  # differentiable copy
     if copy and out is input:
         out = clone(input)
     return out
@@ -682,7 +680,6 @@ VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp
 def view_as_real(input):
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    from .pointwise import is_conj
     if is_conj(input):
         raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
                            "resolve the conjugate tensor so you can view it as real, use "
@@ -702,7 +699,6 @@ def view_as_complex(input):
 
 
 def _register_view_writers():
-    from .views import register_special
 
     def write(parent, v):
         return jax.lax.complex(v[..., 0], v[..., 1]).astype(parent.dtype)
@@ -729,3 +725,64 @@ def movedim(input, source, destination):
 
 
 moveaxis = movedim
+
+
+# ---- complex parts (conj, real and imag are views, as in torch) --------------------------
+# torch's conj() is lazy: a view of its input with the conjugate bit set (same strides),
+# read through jnp.conj and written back through it (_storage.register_special)
+_CONJ = defop("conj", jnp.conj, node="ConjBackward0",
+              view=lambda src, attrs, idx, shape: (src._stride, src._offset),
+              self=lambda grad: grad.conj())
+
+
+def real(input):
+    """torch.real: for complex input a view, view_as_real(input)[..., 0], as torch."""
+    if not input.is_complex():
+        return input
+    return select(_view_as_real(input), -1, 0)
+
+
+def imag(input):
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(_view_as_real(input), -1, 1)
+
+
+def conj(input):
+    """torch.conj: for complex input a view with the conjugate bit set (is_conj()).
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j])
+    >>> w = z.conj()
+    >>> _ = w.mul_(2)  # written back through the conjugate
+    >>> z
+    tensor([2.+4.j])
+    """
+    return input if not input.is_complex() else run(_CONJ, (input,))
+
+
+def is_conj(input):
+    """torch.is_conj: whether `input` reads its base through an odd number of conj() views.
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j]); z.conj().is_conj(), z.conj().conj().is_conj()
+    (True, False)
+    """
+    ch = input._vchain
+    if not ch:
+        return False
+    f = _CONJ.fwd(())
+    return sum(g is f for g, _ in ch) % 2 == 1
+
+
+def resolve_conj(input):
+    """torch.resolve_conj: a conj view materialized as a new tensor, else `input` itself.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1 + 2j]).conj().resolve_conj().is_conj()
+    False
+    """
+    return input.clone() if is_conj(input) else input
+
+
+register_special(_CONJ.fwd(()), lambda parent, v: jnp.conj(v).astype(parent.dtype))

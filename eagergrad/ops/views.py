@@ -17,91 +17,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..engine.engine import _validate
-from ..engine.graph import Node
+from .._storage import register_special, view_of, write_into  # noqa: F401
+from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
-from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, _zeros_meta
-from ._table import defop, run
-
-_SPECIAL = {}   # view fn -> write(parent, v): views that are not element selections
-_writers = {}
-
-
-def register_special(fn, write):
-    _SPECIAL[fn] = write
-
-
-def _apply(f, i, a):
-    return f(a) if i is None else f(a)[i]
-
-
-def _levels(chain):
-    """Split a chain into levels: a special view alone, or a run of element selections
-    (composed into one index map, so that an expand in the middle of a chain writes
-    each memory location once)."""
-    levels, run_ = [], []
-    for f, i in chain:
-        if f in _SPECIAL:
-            if run_:
-                levels.append(tuple(run_))
-                run_ = []
-            levels.append((f, i))
-        else:
-            run_.append((f, i))
-    if run_:
-        levels.append(tuple(run_))
-    return levels
-
-
-def _write_selection(sub, parent, v, add=False):
-    """Write `v` into the elements of `parent` that the selection chain `sub` reads.
-    Which positions are read is static (an index map from the shapes); when several view
-    elements are one memory location (an expand), the one the in-place op changed wins,
-    as it would in memory."""
-    with jax.ensure_compile_time_eval():  # a constant, also while jit traces `write`
-        idx = np.asarray(view_of(jnp.arange(parent.size).reshape(parent.shape), sub))
-    idx = idx.reshape(-1)
-    flat = parent.reshape(-1)
-    v = v.reshape(-1).astype(parent.dtype)
-    if add:
-        return flat.at[idx].add(v).reshape(parent.shape)
-    if len(np.unique(idx)) == idx.size or jnp.iscomplexobj(flat) or \
-            not jnp.issubdtype(flat.dtype, jnp.floating):
-        return flat.at[idx].set(v).reshape(parent.shape)
-    changed = v != flat[idx]
-    hit = jnp.zeros(flat.shape, bool).at[idx].max(changed)
-    new = jnp.full(flat.shape, -jnp.inf, flat.dtype).at[idx].max(jnp.where(changed, v, -jnp.inf))
-    return jnp.where(hit, new, flat).reshape(parent.shape)
-
-
-def write_into(base, chain, v, add=False):
-    """`base` with the elements the view `chain` reads replaced by `v` (jax arrays), or
-    with `v` added to them (`add`: the transpose of the view, which sums the view elements
-    that are one base element)."""
-    w = _writers.get((chain, add))
-    if w is None:
-        levels = _levels(chain)
-
-        def write(base, v):
-            parents = [base]
-            for lv in levels[:-1]:
-                parents.append(view_of(parents[-1], lv) if isinstance(lv[0], tuple)
-                               else _apply(lv[0], lv[1], parents[-1]))
-            for lv, parent in zip(reversed(levels), reversed(parents)):
-                if isinstance(lv[0], tuple):
-                    v = _write_selection(lv, parent, v, add)
-                else:
-                    v = _SPECIAL[lv[0]](parent, v)
-            return v
-        w = _writers[(chain, add)] = jax.jit(write)
-    return w(base, v)
-
-
-def view_of(base, chain):
-    for f, i in chain:
-        base = _apply(f, i, base)
-    return base
-
+from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _zeros_meta
+from ._table import _record, defop, run
 
 def has_internal_overlap(t):
     """torch's has_internal_overlap == YES: a dim of size > 1 with stride 0 (an expand)."""
@@ -252,7 +172,6 @@ def rebase_history(view, fn):
 
 def regenerate_grad_fn(view):
     """The view's grad_fn from its base's current history: AsStridedBackward0."""
-    from ._table import _record
     base = view._base
     attrs = (view._vchain, view._shape, view.stride(), view._offset, base._shape, base.dtype)
     _record(AS_STRIDED, (base,), attrs, (view,))
@@ -265,3 +184,17 @@ def _real_write(parent, v):
 def _imag_write(parent, v):
     return jax.lax.complex(jnp.real(parent), v.astype(parent.real.dtype))
 
+
+def _sync_view(self):
+    """torch's VariableHooks::grad_fn for a view whose base (or another view of it) was
+    modified in place: raise if the view may not be rebased (its creation meta), else
+    regenerate its grad_fn from the base's history."""
+    base = self._base
+    if self._grad_fn is None and not base._rg:
+        return
+    handle_view_on_rebase(self, indirect=True)
+    self._attr_version = self._vc.v
+    regenerate_grad_fn(self)
+
+
+Tensor._sync_view = _sync_view
