@@ -175,8 +175,15 @@ def structure(root, first):
     parts = []
     for n in nodes:
         sig = n._sig
-        parts.append(sig if sig is not None else (type(n), len(n._next)))
-        parts.append(n._fusable() + 2 * n._tapped())
+        if sig is None:
+            parts.append((type(n), len(n._next)))
+        else:
+            parts.append(sig)
+            # flags only where they can differ from "fusable, untapped" (a tuple: no
+            # edge index or signature looks like one)
+            if n._pre_hooks or n._post_hooks or n._tensor_pre_hooks or n._retain_hooks \
+                    or type(n) is AccumulateGrad:
+                parts.append((n._fusable(), n._tapped()))
         for e in n._next:
             if e is None:
                 parts.append(-1)
