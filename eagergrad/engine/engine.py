@@ -42,12 +42,12 @@ def _needed(root, targets):
 MAX_DEPTH = 60  # torch's max re-entrant depth before moving to a fresh thread
 
 
-def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
+def execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
             accumulate_grad=True):
     """Run a backward; a re-entrant one (from inside a node) nested MAX_DEPTH deep runs
     on a new thread with this thread's grad mode and hooks, as torch's engine does."""
     if len(_TASKS.stack) < MAX_DEPTH:
-        return _execute(root_edges, root_grads, keep_graph, create_graph, outputs,
+        return _execute(root_edges, root_grads, retain_graph, create_graph, outputs,
                         accumulate_grad)
     state, hooks, disabled = get_state(), list(HOOKS.stack), HOOKS.disabled
     box = []
@@ -56,7 +56,7 @@ def execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
         restore_state(state)
         HOOKS.stack[:], HOOKS.disabled = hooks, disabled
         try:
-            box.append((True, _execute(root_edges, root_grads, keep_graph, create_graph,
+            box.append((True, _execute(root_edges, root_grads, retain_graph, create_graph,
                                        outputs, accumulate_grad)))
         except BaseException as e:  # handed to the caller unchanged
             box.append((False, e))
@@ -201,7 +201,7 @@ def structure(root, first):
     return key, nodes
 
 
-def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
+def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
              accumulate_grad=True):
     """Run backward from `root_edges` seeded with `root_grads`.
 
@@ -223,14 +223,14 @@ def _execute(root_edges, root_grads, keep_graph, create_graph, outputs=None,
     set_enabled(create_graph)
     _TASKS.stack.append((next(_task_ids), plan.order, plan.captures))
     try:
-        _run_plan(plan, root, first, captured, keep_graph)
+        _run_plan(plan, root, first, captured, retain_graph)
     finally:
         _TASKS.stack.pop()
         restore_state(prev_mode)
     return captured
 
 
-def _run_plan(plan, root, first, captured, keep_graph):
+def _run_plan(plan, root, first, captured, retain_graph):
     """Execute the plan's steps in order: a segment fused when it can be, anything else
     node by node, summing gradients in per-node input buffers. After user code may have
     run (a step run node by node), a changed hook set re-plans the steps left."""
@@ -244,12 +244,12 @@ def _run_plan(plan, root, first, captured, keep_graph):
             start, stop, seg = steps[i]
             i += 1
             if seg is not None:
-                if fused.run(seg, order, buffers, captured, keep_graph, _make):
+                if fused.run(seg, order, buffers, captured, retain_graph, _make):
                     continue
                 fused.COUNTS["segments_node_by_node"] += 1
             for p in range(start, stop):
                 fn = order[p]
-                _run_node(fn, buffers, run, captures, captured, keep_graph)
+                _run_node(fn, buffers, run, captures, captured, retain_graph)
             if HOOK_GENERATION.n != generation and i < len(steps):
                 generation = HOOK_GENERATION.n
                 steps = steps[:i] + _plan_steps(order, run, captures, stop)
@@ -329,7 +329,7 @@ def _schedule(root, deps, run, captures):
     return order
 
 
-def _run_node(fn, buffers, run, captures, captured, keep_graph):
+def _run_node(fn, buffers, run, captures, captured, retain_graph):
     """Run one node: its tensor hooks, captures, then (if it executes) torch's
     call_function; its outputs go to the input buffers of the nodes they flow to."""
     grads = buffers.pop(fn, None)
@@ -346,7 +346,7 @@ def _run_node(fn, buffers, run, captures, captured, keep_graph):
     for nr, idx in cap or ():  # torch captures an executed node's raw buffer
         captured[idx] = raw[nr]
     out = _call(fn, grads, run, captures)
-    if not keep_graph:
+    if not retain_graph:
         fn._release()
     for i, e in enumerate(fn._next):
         if e is None:

@@ -125,7 +125,7 @@ def set_entries(segments, order, index, routed):
         s.entries = tuple(sorted(entries[s]))
 
 
-def run(seg, order, buffers, captured, keep_graph, make):
+def run(seg, order, buffers, captured, retain_graph, make):
     """Run `seg` fused when its compiled function is ready; True when it ran. False:
     the caller runs its nodes one by one (buffers untouched)."""
     if not ENABLED:
@@ -185,7 +185,7 @@ def run(seg, order, buffers, captured, keep_graph, make):
         a = outs[k]
         k += 1
         captured[idx] = None if a is None else make(a)
-    if not keep_graph:
+    if not retain_graph:
         for j in seg.ops:
             nodes[j]._release()
     return True

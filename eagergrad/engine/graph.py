@@ -32,6 +32,17 @@ _seq = itertools.count()
 _MAX_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in torch
 
 
+def init_node(node, next_edges, meta_in):
+    """Set every Node slot (Node.__init__, and the op table's recording, which skips
+    __init__ on its hot path)."""
+    node._next = next_edges
+    node._meta_in = meta_in
+    node._seq = next(_seq)
+    node._metadata = node._pre_hooks = node._post_hooks = None
+    node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
+    node._sig = None  # see _vjp_maker
+
+
 class Node:
     """A backward function in the graph (torch.autograd.graph.Node).
 
@@ -50,13 +61,7 @@ class Node:
     _builtin = True
 
     def __init__(self, next_edges=(), meta_in=()):
-        self._next = next_edges
-        self._meta_in = meta_in
-        self._seq = next(_seq)
-        self._metadata = None
-        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retain_hooks = None
-        self._anomaly_trace = None
-        self._sig = None  # see _pure_vjp
+        init_node(self, next_edges, meta_in)
 
     def name(self):
         return type(self).__name__

@@ -15,6 +15,7 @@ engine's validation; formulas never repeat them.
 import functools
 import inspect
 import threading
+from typing import NamedTuple
 
 _new = object.__new__
 
@@ -24,11 +25,31 @@ import jax.numpy as jnp
 from .._cache import put_bounded
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
-from ..engine.graph import Node, _seq, intern_sig
+from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
 from ..tensor import _make, _wrap_outputs, _zeros_meta
 
 OPS = {}  # name -> OpDef, for the table-driven tests
+
+
+class NodeSpec(NamedTuple):
+    """Everything static about a recorded node's backward: with which gradients are
+    None, all OpDef.vjp needs (and, interned, the node's `_sig`)."""
+    attrs: tuple
+    input_metas: tuple   # (shape, dtype) per differentiable input; None: needs no grad
+    output_metas: tuple  # (shape, dtype) per output: the gradients the node receives
+    layout: tuple        # the saved arrays: (name, list length or None) each
+    n_var: int           # edges of the variadic input, if differentiable
+
+
+class SavePlan(NamedTuple):
+    """What a node saves for one pattern of inputs needing a gradient."""
+    inputs: tuple   # (name, input index)
+    outputs: tuple  # (name, output index)
+    layout: tuple   # the saved arrays in order: (name, list length or None)
+
+
+_new_spec = tuple.__new__  # a NamedTuple without its Python-level __new__ (hot path)
 
 
 class _DonatingThread(threading.local):
@@ -85,10 +106,10 @@ class _OpNode(Node):
             return [None] * len(self._next)
         if STATE.grad:
             return self._apply_recorded(grads)
-        spec = self._vjp_spec(tuple(g is None for g in grads))
-        fn = self._jit_cache.get(spec)
+        key = (self._spec, tuple(g is None for g in grads))
+        fn = self._jit_cache.get(key)
         if fn is None:
-            fn = put_bounded(self._jit_cache, spec, jax.jit(self._op.vjp(spec)), 256)
+            fn = put_bounded(self._jit_cache, key, jax.jit(self._op.vjp(*key)), 256)
         arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
         return [None if a is None else _make(a) for a in arrays]
 
@@ -101,16 +122,9 @@ class _OpNode(Node):
         env["grad"] = grads[0]
         return self._op.evaluate(env, tuple(e is not None for e in self._next), self._n_var)
 
-    def _vjp_spec(self, nones):
-        """Everything static about this node's backward: with the arrays, all that
-        `OpDef.vjp` needs (`_spec` is fixed when the node is recorded)."""
-        attrs, metas, meta_in, layout, n_var = self._spec
-        return (attrs, nones, metas, meta_in, layout, n_var)
-
     def _vjp_maker(self):
-        op = self._op
-        attrs, metas, meta_in, layout, n_var = self._spec
-        return lambda nones: op.vjp((attrs, nones, metas, meta_in, layout, n_var))
+        op, spec = self._op, self._spec
+        return lambda nones: op.vjp(spec, nones)
 
     def _saved_arrays(self):
         """The saved values as arrays (version-checked, unpack hooks run)."""
@@ -218,11 +232,11 @@ class OpDef:
                 out.append(f(*[env[p] for p in ps]) if want[j] else None)
         return out
 
-    def vjp(self, spec):
+    def vjp(self, spec, nones):
         """A pure function (grad arrays that are not None..., saved arrays...) -> list of
         gradient arrays (None where no edge): the formulas run on tensors over the
         arrays, then each result is summed to its input's shape and cast to its dtype."""
-        attrs, nones, metas, out_meta, layout, n_var = spec
+        attrs, metas, out_meta, layout, n_var = spec
         env0 = dict(zip(self.attr_names, attrs))
         want = tuple(m is not None for m in metas)
         n_grads = nones.count(False)
@@ -263,7 +277,7 @@ class OpDef:
         nfix = len(self.input_names) - self.variadic
         layout = tuple((k, n_vt if i == nfix else None) for k, i in ins) + \
             tuple((k, None) for k, _ in outs)
-        return ins, outs, layout
+        return SavePlan(ins, outs, layout)
 
     def fwd(self, attrs, donate=False):
         """The jitted kernel for `attrs`; donate: reusing its first argument's buffer."""
@@ -365,10 +379,7 @@ def _record(op, tensors, attrs, outs):
             metas.append(None)
         bit <<= 1
     node = _new(op.Node)
-    node._next = tuple(edges)
-    node._seq = next(_seq)
-    node._metadata = node._pre_hooks = node._post_hooks = None
-    node._tensor_pre_hooks = node._retain_hooks = node._anomaly_trace = None
+    init_node(node, tuple(edges), ())
     if ANOMALY.enabled:
         anomaly_record(node)
     node._attrs = attrs
@@ -380,7 +391,7 @@ def _record(op, tensors, attrs, outs):
         plan = op._save_plans[pkey] = op.save_plan(
             tuple(bool(mask >> j & 1) for j in range(len(diff))), n_vt)
     saved = {}
-    for k, i in plan[0]:
+    for k, i in plan.inputs:
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
                     else SavedTensor(tensors[i], False))
     node._saved = saved
@@ -403,8 +414,8 @@ def _record(op, tensors, attrs, outs):
             meta.append((t._shape, t.dtype))
         meta = tuple(meta)
     node._meta_in = meta
-    for k, j in plan[1]:
+    for k, j in plan.outputs:
         saved[k] = SavedTensor(outs[j], True)
     # the gradient metadata each edge expects is that of the input it leads to
-    spec = node._spec = (attrs, tuple(metas), meta, plan[2], n_var)
+    spec = node._spec = _new_spec(NodeSpec, (attrs, tuple(metas), meta, plan.layout, n_var))
     node._sig = intern_sig((op, spec))
