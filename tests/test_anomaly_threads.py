@@ -19,22 +19,11 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Using backward\\(\\) with create_graph=True")
 
 
-import _difflog  # noqa: E402
-
-
-def same(fn):
-    return _difflog.same(fn)
+from conftest import attempt, same  # noqa: E402
 
 
 class Boom(Exception):
     pass
-
-
-def attempt(log, tag, fn):
-    try:
-        log.append((tag, fn()))
-    except Exception as e:  # noqa: BLE001 - compared with torch's
-        log.append((tag, type(e).__name__, str(e)))
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@ same Function with torch and with eagergrad, logs what forward/backward see (ctx
 state, gradients, grad mode) and what comes out, and the two logs must be equal.
 Last, Functions whose forward/backward are jax kernels, checked against jax.grad."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,19 +20,10 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:The .grad attribute of a Tensor that is not a leaf")
 
 
-import _difflog  # noqa: E402
+import conftest  # noqa: E402
+from conftest import attempt  # noqa: E402
 
-
-def same(fn):
-    return _difflog.same(fn, quiet=True)
-
-
-def attempt(log, tag, fn):
-    """Log fn()'s result, or its exception's type and message."""
-    try:
-        log.append((tag, fn()))
-    except Exception as e:  # noqa: BLE001 - compared with torch's
-        log.append((tag, type(e).__name__, str(e)))
+same = functools.partial(conftest.same, quiet=True)
 
 
 def once(L):

@@ -10,11 +10,7 @@ import torch
 
 import eagergrad as eg
 
-import _difflog
-
-
-def same(fn):
-    return _difflog.same(fn)
+from conftest import same
 
 
 def _ptr(t):

@@ -1,12 +1,14 @@
-"""The fused backward (NOTE [fused backward] in engine/fused.py) must give exactly what
+"""The fused backward (NOTE [fused segments] in engine/fused.py) must give exactly what
 the node-by-node engine gives: run each program three times (first sighting runs node
-by node, then compiled) and compare with fusion disabled and with torch."""
+by node, then compiled) and compare with fusion disabled and with torch. Hook side
+effects against torch, each scenario three times: test_fused_semantics.py."""
 import numpy as np
 import pytest
 import torch
 
 import eagergrad as eg
-from eagergrad.engine import fused
+from conftest import same
+from eagergrad.engine import engine, fused
 
 
 def _prog_chain(m, x, w):
@@ -57,7 +59,7 @@ def test_fused_matches_node_by_node_and_torch(prog, mode):
     expected = _run(torch, prog, xv, wv, mode)
     fused.clear()
     got = [_run(eg, prog, *_data(0), mode) for _ in range(3)]  # 1st per node, then fused
-    assert any(callable(v) for v in fused._cache.values()), "the fused path never compiled"
+    assert fused.COUNTS["segments_fused"] >= 2, fused.COUNTS
     fused.ENABLED = False
     try:
         plain = _run(eg, prog, xv, wv, mode)
@@ -79,87 +81,73 @@ def test_fused_accumulates_into_existing_grad_in_place():
 
 
 def test_fused_respects_version_counter_errors():
-    def step(modify):
-        x = eg.tensor([1.0, 2.0], requires_grad=True)
-        y = x * 2
-        z = y.exp()
-        if modify:
-            with eg.no_grad():
-                z.add_(1)
-        return z.sum()
-    for _ in range(3):
-        step(False).backward()
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        step(True).backward()
+    def f(L, log):
+        def step(modify):
+            x = L.tensor([1.0, 2.0], requires_grad=True)
+            y = (x * 2).sin() * 3
+            z = y.exp()
+            if modify:
+                with L.no_grad():
+                    z.add_(1)
+            z.sum().backward()
+            log.append(("grad", x.grad))
+        step(False)
+        step(False)
+        step(True)
+    log = same(f, fused=True)
+    assert log[-1][:2] == ("raised", "RuntimeError") and "inplace" in log[-1][2]
 
 
 def test_fused_frees_saved_tensors_without_retain_graph():
-    for _ in range(3):
-        x = eg.tensor([1.0, 2.0], requires_grad=True)
-        y = (x.exp() * x).sum()
+    def f(L, log):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = (x.exp() * x).sin().sum()
+        y.backward(retain_graph=True)
         y.backward()
-    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        log.append(("twice with retain_graph", x.grad))
+        y = (x.exp() * x).sin().sum()
         y.backward()
-    x = eg.tensor([1.0, 2.0], requires_grad=True)
-    y = (x.exp() * x).sum()
-    y.backward(retain_graph=True)
-    y.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 2 * (np.exp([1.0, 2.0]) * np.array([2.0, 3.0])))
+        log.append(("once", x.grad))
+        y.backward()
+    log = same(f, fused=True)
+    assert "backward through the graph a second time" in log[-1][2]
 
 
 def _hooked_program(m, log, replace_at):
     """A chain with tensor hooks on non-leaves and leaves, retain_grad and a post-
-    accumulate hook; the hook at position `replace_at` returns a new gradient."""
+    accumulate hook, three op nodes to fuse between hooks; the hook at position
+    `replace_at` returns a new gradient."""
     x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
     w = m.tensor([1.5, 0.25, -0.5], requires_grad=True)
-    x.register_hook(lambda g: log.append(("x", g.tolist())))
-    w.register_post_accumulate_grad_hook(lambda t: log.append(("w acc", t.grad.tolist())))
+    x.register_hook(lambda g: log.append(("x", g)))
+    w.register_post_accumulate_grad_hook(lambda t: log.append(("w acc", t.grad)))
     y = x
     for k in range(4):
-        y = (y * w).sin()
-        y.register_hook(lambda g, k=k: (log.append((k, g.tolist())),
+        y = ((y * w).sin() + w).tanh()
+        y.register_hook(lambda g, k=k: (log.append((k, g)),
                                         g * 2 if k == replace_at else None)[1])
         if k == 1:
             y.retain_grad()
             mid = y
     y.sum().backward()
-    log.append(("grads", x.grad.tolist(), w.grad.tolist(), mid.grad.tolist()))
+    log.append(("grads", x.grad, w.grad, mid.grad))
 
 
 @pytest.mark.parametrize("replace_at", [None, 0, 2])
 def test_fused_tensor_hooks_run_in_order_and_can_replace(replace_at):
-    expected = []
-    _hooked_program(torch, expected, replace_at)
-    fused.clear()
-    for _ in range(3):  # first sighting node by node, then fused (+ resume when replaced)
-        log = []
-        _hooked_program(eg, log, replace_at)
-        assert [e[0] for e in log] == [e[0] for e in expected]
-        for a, b in zip(log, expected):
-            np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in a[1:]]),
-                                       np.concatenate([np.ravel(v) for v in b[1:]]), rtol=1e-6)
-    assert any(callable(v) for v in fused._cache.values())
+    same(lambda L, log: _hooked_program(L, log, replace_at), fused=True)
 
 
 def test_fused_autograd_grad_with_hooked_inputs():
-    def prog(m, log):
-        x = m.tensor([1.0, 2.0], requires_grad=True)
+    def prog(L, log):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
         a = x * 3
-        b = a.exp() * 2
-        a.register_hook(lambda g: log.append(("a", g.tolist())))
-        x.register_hook(lambda g: log.append(("x", g.tolist())))
-        ga, gx = m.autograd.grad(b.sum(), [a, x])
-        log.append(("out", ga.tolist(), gx.tolist()))
-    expected = []
-    prog(torch, expected)
-    fused.clear()
-    for _ in range(3):
-        log = []
-        prog(eg, log)
-        assert [e[0] for e in log] == [e[0] for e in expected]
-        for a, b in zip(log, expected):
-            np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in a[1:]]),
-                                       np.concatenate([np.ravel(v) for v in b[1:]]), rtol=1e-6)
+        b = (a.exp() * 2).sin()
+        a.register_hook(lambda g: log.append(("a", g)))
+        x.register_hook(lambda g: log.append(("x", g)))
+        ga, gx = L.autograd.grad(b.sum(), [a, x])
+        log.append(("out", ga, gx))
+    same(prog, fused=True)
 
 
 def _two_branches(m, log, sin_first):
@@ -179,15 +167,15 @@ def _two_branches(m, log, sin_first):
 
 
 def test_structure_cache_keeps_sequence_order_apart(monkeypatch):
-    from eagergrad.engine import engine
     fused.clear()
+    engine._plans.clear()
     for sin_first in (True, False, True, False, True, False):
         expected, log = [], []
         want = _two_branches(torch, expected, sin_first)
         got = _two_branches(eg, log, sin_first)
         assert log == expected, sin_first
         np.testing.assert_allclose(got, want, rtol=1e-6)
-    assert len(fused._known) == 2  # one structure key per creation order
+    assert len(engine._plans) == 2  # one structure key per creation order
 
     def no_schedule(*a, **k):
         raise AssertionError("a known structure must not be scheduled again")

@@ -18,11 +18,7 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Using backward\\(\\) with create_graph=True")
 
 
-import _difflog  # noqa: E402
-
-
-def same(fn):
-    return _difflog.same(fn)
+from conftest import same  # noqa: E402
 
 
 def tlog(log, tag, ret=None):

@@ -1,11 +1,14 @@
 """Tensor basics vs torch: creation, dtype inference, attributes, repr, conversions,
 devices, views sharing storage and versions, and the jax interop entry points."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
 
+import conftest
 import eagergrad as eg
 
 LIBS = (torch, eg)
@@ -13,37 +16,7 @@ LIBS = (torch, eg)
 pytestmark = pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
 
 
-def _norm(v):
-    if isinstance(v, (torch.Tensor, eg.Tensor)):
-        return ("T", v.detach().tolist(), str(v.dtype), tuple(v.shape), v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return type(v)(_norm(x) for x in v)
-    if isinstance(v, (torch.dtype, eg.dtype)):
-        return str(v)
-    if isinstance(v, (torch.Size, eg.Size)):
-        return ("Size", tuple(v), repr(v))
-    if isinstance(v, (torch.device, eg.device)):
-        return ("device", repr(v), str(v))
-    if isinstance(v, np.ndarray):
-        return ("np", v.tolist(), str(v.dtype))
-    return v
-
-
-def _run(fn, L):
-    try:
-        return ("ok", _norm(fn(L)))
-    except Exception as e:  # noqa: BLE001
-        return ("err", type(e), str(e))
-
-
-def same(fn):
-    t, e = _run(fn, torch), _run(fn, eg)
-    if t[0] == "err" or e[0] == "err":
-        assert t[0] == e[0] == "err", (t, e)
-        assert e[1] is t[1], (t, e)
-        return t
-    assert e[1] == t[1], (t[1], e[1])
-    return t[1]
+same = functools.partial(conftest.same, exact=True, messages=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -443,7 +416,7 @@ def test_view_write_under_no_grad_is_seen_by_base():
                 v._is_view(), base._is_view(), v._base is base, t._base is base)
     r = same(f)
     assert r[5] == [3, 3, 3, 3]
-    assert r[0][1][1] == [40.0, 50.0, 160.0, 70.0] and r[0][1][0][0] == -1.0
+    assert r[0].values[1].tolist() == [40.0, 50.0, 160.0, 70.0] and r[0].values[0][0] == -1.0
 
 
 def test_base_write_is_seen_by_views_and_requires_grad_leaf_views():
@@ -491,7 +464,7 @@ def test_setitem_writes_through():
         base[:, 2] = 7
         return base, base._version
     r = same(f)
-    assert r[0][1] == [[0.0, 5.0, 7.0], [1.0, 2.0, 7.0]]
+    assert r[0].values.tolist() == [[0.0, 5.0, 7.0], [1.0, 2.0, 7.0]]
 
 
 # ---------------------------------------------------------------------------------------
