@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+import conftest
 import eagergrad as eg
 from eagergrad._dtypes import FROM_NP
 from _samples import (ALL, S, V, as_list, dtype_name, make_inputs, random_like, to_np,
@@ -111,24 +112,40 @@ def check_is_view(sample, fdt):
 
 
 def check_backward(sample, fdt):
-    t_in, t_out, e_in, e_out = _run(sample, fdt)
-    idx, tv, ev = _grad_outputs(sample, t_out, e_out)
-    assert [e_out[i].requires_grad for i in idx] == [True] * len(idx)
-    t_x, e_x = _rg_inputs(t_in), _rg_inputs(e_in)
-    t_o, e_o = [t_out[i] for i in idx], [e_out[i] for i in idx]
+    """torch's gradients, against eagergrad's in RUNS runs (conftest.repeat: the first
+    node by node, then fused): run 1 on the forward graph the other checks share, runs
+    2+ on fresh forwards, the last without retain_graph. eagergrad differentiates
+    `output * 1.0` (exactly the same gradients), so that the op's node is not alone
+    between the captured inputs: a segment needs two op nodes to be fused."""
+    t_in, t_out, e_in0, e_out0 = _run(sample, fdt)
+    idx, tv, ev = _grad_outputs(sample, t_out, e_out0)
+    assert [e_out0[i].requires_grad for i in idx] == [True] * len(idx)
+    t_x, t_o = _rg_inputs(t_in), [t_out[i] for i in idx]
     if sample.backward_error:
         with pytest.raises(RuntimeError, match=sample.backward_error):
             torch.autograd.grad(t_o, t_x, tv, retain_graph=True, allow_unused=True)
-        with pytest.raises(RuntimeError, match=sample.backward_error):
-            eg.autograd.grad(e_o, e_x, ev, retain_graph=True, allow_unused=True)
-        return
-    tg = torch.autograd.grad(t_o, t_x, tv, retain_graph=True, allow_unused=True)
-    eg_ = eg.autograd.grad(e_o, e_x, ev, retain_graph=True, allow_unused=True)
-    assert [g is None for g in eg_] == [g is None for g in tg]
-    for k, (e, t) in enumerate(zip(eg_, tg)):
-        if t is not None:
-            assert not e.requires_grad
-            _assert_close(e, t, sample, f"grad of input {k}", fdt=fdt)
+    else:
+        tg = torch.autograd.grad(t_o, t_x, tv, retain_graph=True, allow_unused=True)
+
+    def run(k):
+        if k == 0:
+            e_in, e_out = e_in0, e_out0
+        else:
+            e_in = make_inputs(eg, sample, fdt, sample.arrays(fdt))
+            e_out = as_list(sample.call(eg, *e_in))
+        e_x, e_o = _rg_inputs(e_in), [e_out[i] * 1.0 for i in idx]
+        retain = k < conftest.RUNS - 1
+        if sample.backward_error:
+            with pytest.raises(RuntimeError, match=sample.backward_error):
+                eg.autograd.grad(e_o, e_x, ev, retain_graph=retain, allow_unused=True)
+            return
+        eg_ = eg.autograd.grad(e_o, e_x, ev, retain_graph=retain, allow_unused=True)
+        assert [g is None for g in eg_] == [g is None for g in tg], f"run {k + 1}"
+        for j, (e, t) in enumerate(zip(eg_, tg)):
+            if t is not None:
+                assert not e.requires_grad
+                _assert_close(e, t, sample, f"run {k + 1}: grad of input {j}", fdt=fdt)
+    conftest.repeat(run)
 
 
 def check_double_backward(sample, fdt):

@@ -1,0 +1,44 @@
+"""fill_, copy_ and zero_: the ops in-place writes (`x[...] = v`, `copy_`) run on their
+target; torch's FillBackward2/3 and CopyBackwards nodes."""
+import jax.numpy as jnp
+
+from .._cache import keyed
+from ..size import can_broadcast_to
+from ..tensor import Tensor
+from . import pointwise as P
+from ._args import as_t
+from ._table import defop, run
+
+ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
+FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
+             node="FillBackward2", self=P._zeros)
+FILL_T = defop("fill_tensor", lambda self, value: jnp.full_like(self, value),
+               inputs=("self", "value"), node="FillBackward3",
+               self=P._zeros, value=lambda grad: grad.sum())
+COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), self.shape),
+             inputs=("self", "src"), node="CopyBackwards",
+             self=P._zeros, src=lambda grad: grad)
+
+COPY.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a torch built-in node
+
+
+def _zero(t):
+    return run(ZERO, (t,))
+
+
+def _fill(t, value):
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return run(FILL_T, (t, value))
+    return run(FILL, (t,), (keyed(value),))
+
+
+def _copy(t, src):
+    src = as_t(src)
+    if not can_broadcast_to(src._shape, t._shape):
+        raise RuntimeError(f"The size of tensor a ({t._shape[-1]}) must match the size of tensor "
+                           f"b ({src._shape[-1]}) at non-singleton dimension "
+                           f"{len(t._shape) - 1}")
+    return run(COPY, (t, src))
