@@ -373,7 +373,7 @@ def _tensor_pre_hooks(fn, grads):
     one dict per tensor, in the order of their first hooks, each in registration order),
     called even on a None gradient; then retain_grad's (as torch's call_tensor_pre_hooks)."""
     grads = list(grads)
-    pre, retain = fn._tensor_pre_hooks, fn._retain_hooks
+    pre = fn._tensor_pre_hooks
     if pre:
         for nr, hooks in list(pre.items()):
             for hook in list(hooks.values()):
@@ -381,6 +381,7 @@ def _tensor_pre_hooks(fn, grads):
                 r = hook(g)
                 if r is not None and r is not g:
                     grads[nr] = _check_single(hook, g, r)
+    retain = fn._retain_hooks  # read now: a tensor hook may have called retain_grad()
     if retain:
         for nr, hook in list(retain.items()):
             if grads[nr] is not None:

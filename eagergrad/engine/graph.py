@@ -256,7 +256,10 @@ class AccumulateGrad(Node):
 
 def _post_accumulate(var):
     for hook in list((var._post_acc_hooks or {}).values()):
-        if hook(var) is not None:
+        r = hook(var)
+        if r is not None:
+            if not isinstance(r, Tensor):  # torch checks the type first
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
