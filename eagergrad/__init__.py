@@ -9,7 +9,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from . import _dtypes  # noqa: E402
+from . import _dtypes, _torch_names  # noqa: E402
 from ._dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: E402,F401
                       bfloat16, float32, float64, complex64, complex128, dtype,
                       get_default_dtype, set_default_dtype, promote_types)
@@ -37,7 +37,8 @@ int = int32
 short = int16
 
 _ops.bind_methods(Tensor)
-globals().update({k: v for k, v in _ops.FUNCTIONS.items() if k not in globals()})
+globals().update({k: v for k, v in _ops.FUNCTIONS.items()
+                  if k not in globals() and k in _torch_names.TORCH_NAMES})
 Tensor.normal_ = lambda self, mean=0.0, std=1.0, *, generator=None: _normal(self, mean, std)
 Tensor.uniform_ = lambda self, a=0.0, b=1.0, *, generator=None: _uniform(self, a, b)
 
@@ -75,10 +76,21 @@ def is_complex(input):
     return input.dtype.is_complex
 
 
-def __getattr__(name):
-    if name.startswith("_"):
-        raise AttributeError(f"module 'eagergrad' has no attribute '{name}'")
-    raise NotImplementedError(f"eagergrad does not implement torch.{name} yet")
+def _inplace_function(name):
+    method = getattr(Tensor, name)
+
+    def f(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}(input, ...): input.{name}(...)."
+    return f
+
+
+# torch.relu_(x) etc.: every module-level in-place function of torch whose method we have
+globals().update({n: _inplace_function(n) for n in _torch_names.INPLACE_FUNCTIONS
+                  if n not in globals() and hasattr(Tensor, n)})
+_torch_names.mark_missing_tensor_attributes(Tensor)
+__getattr__ = _torch_names.module_getattr("eagergrad", "torch")
 
 
 __version__ = "0.1.0"

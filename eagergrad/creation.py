@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
+from ._cache import keyed
 from .device import device as _device
 from .tensor import Tensor, _make
 
@@ -18,7 +19,7 @@ def _finish(arr, dtype, device, requires_grad):
 def _requiring_grad(t, requires_grad):
     """A factory's requires_grad=True, with the factories' wording of the dtype error."""
     if requires_grad:
-        if t.dtype._kind < 2:
+        if not t.dtype.is_differentiable:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad_(True)
@@ -121,7 +122,7 @@ def _dt(dtype, default=None):
 
 def _filled(fill, size, dtype, device, requires_grad):
     dt = _dt(dtype)
-    key = ("full", size, type(fill), fill, dt, device)
+    key = ("full", size, type(fill), keyed(fill), dt, device)
     arr = _consts.get(key)
     if arr is None:
         arr = _const(key, _put(jnp.full(size, fill, dt.np), device), math.prod(size))
@@ -208,7 +209,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     arr = _consts.get(key)
     if arr is None:
         n = max(math.ceil((end - start) / step), 0)
-        host = start + step * np.arange(n, dtype=np.float64 if dt._kind >= 2 else np.int64)
+        host = start + step * np.arange(n, dtype=np.float64 if dt.is_differentiable else np.int64)
         arr = _const(key, _put(jnp.asarray(host.astype(dt.np)), device), n)
     return _requiring_grad(_make(arr), requires_grad)
 
@@ -223,7 +224,7 @@ def _linspace(start, end, steps, dt):
     end, in the output's precision (double steps for integral outputs)."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    work = dt.np if dt._kind >= 2 else np.dtype(np.float64)
+    work = dt.np if dt.is_differentiable else np.dtype(np.float64)
     i = np.arange(steps)
     if steps == 1:
         return jnp.full((1,), start, dt.np)
@@ -233,7 +234,7 @@ def _linspace(start, end, steps, dt):
         up = s + step * i.astype(work)
         down = e - step * (steps - i - 1).astype(work)
     vals = np.where(i < steps // 2, up, down)
-    return jnp.asarray(vals.astype(dt.np) if dt._kind >= 2 else np.trunc(vals).astype(dt.np))
+    return jnp.asarray(vals.astype(dt.np) if dt.is_differentiable else np.trunc(vals).astype(dt.np))
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):

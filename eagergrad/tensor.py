@@ -75,7 +75,7 @@ def _make_view(src, arr, op, attrs, idx):
     if src._inference:
         return t
     base = t._base = src._base if src._base is not None else src
-    t._rg = base._rg and t.dtype._kind >= 2
+    t._rg = base._rg and t.dtype.is_differentiable
     t._view_rg = False
     t._attr_version = t._vc.v
     # torch's CreationMeta and propagate_creation_meta
@@ -241,7 +241,7 @@ class Tensor:
                     "to use a computed variable in a subgraph that doesn't require "
                     "differentiation use var_no_grad = var.detach().")
             return
-        if flag and self.dtype._kind < 2:
+        if flag and not self.dtype.is_differentiable:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if flag and self._inference and not STATE.inference:
@@ -252,7 +252,7 @@ class Tensor:
             self._view_rg = flag
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self.dtype._kind < 2:  # torch's wording differs per entry point
+        if requires_grad and not self.dtype.is_differentiable:  # torch's wording differs per entry point
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self

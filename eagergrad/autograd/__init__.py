@@ -10,6 +10,9 @@ from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F
 from ..engine.anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
                                is_anomaly_enabled, set_detect_anomaly)
 from . import function, graph  # noqa: F401
+from .._torch_names import module_getattr
+
+__getattr__ = module_getattr("eagergrad.autograd", "torch.autograd")
 
 
 def _as_tuple(x):

@@ -153,7 +153,7 @@ class Function:
             if isinstance(o, Tensor):
                 if id(o) in inputs and id(o) not in dirty:
                     o = _view_alias(o)  # an input returned as is: a view of it, as torch
-                if record and id(o) not in non_diff and o.dtype._kind >= 2:
+                if record and id(o) not in non_diff and o.dtype.is_differentiable:
                     o._rg, o._grad_fn, o._out_nr = True, node, i
             res.append(o)
         node._meta_in = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)

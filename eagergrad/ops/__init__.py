@@ -5,55 +5,15 @@ the torch-named entry points, and `bind_methods` puts them on Tensor as methods 
 Python operators.
 """
 from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
+from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
 from ._table import OPS, defop, run
 from ._args import as_t, wrapped
 from . import inplace as _IP
 from .inplace import inplace
 from .. import _dtypes as D
+from .._torch_names import TENSOR_ATTRIBUTES
 import jax.numpy as jnp
-
-ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
-FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
-             node="FillBackward2", self=P._zeros)
-FILL_T = defop("fill_tensor", lambda self, value: jnp.full_like(self, value),
-               inputs=("self", "value"), node="FillBackward3",
-               self=P._zeros, value=lambda grad: grad.sum())
-COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), self.shape),
-             inputs=("self", "src"), node="CopyBackwards",
-             self=P._zeros, src=lambda grad: grad)
-
-COPY.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a torch built-in node
-
-
-def _zero(t):
-    return run(ZERO, (t,))
-
-
-def _fill(t, value):
-    from ..tensor import Tensor
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
-                               f"with {value.ndim} dimensions.")
-        return run(FILL_T, (t, value))
-    return run(FILL, (t,), (value,))
-
-
-def _copy(t, src):
-    src = as_t(src)
-    if not _broadcastable(src._shape, t._shape):
-        raise RuntimeError(f"The size of tensor a ({t._shape[-1]}) must match the size of tensor "
-                           f"b ({src._shape[-1]}) at non-singleton dimension "
-                           f"{len(t._shape) - 1}")
-    return run(COPY, (t, src))
-
-
-def _broadcastable(src, dst):
-    if len(src) > len(dst):
-        return False
-    return all(a == b or a == 1 for a, b in zip(reversed(src), reversed(dst)))
-
 
 S._register_view_writers()
 
@@ -72,7 +32,7 @@ for _mod in (P, R, L, S, I):
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
             FUNCTIONS[_k] = _v
-FUNCTIONS.update(norm=R.norm, round=P.round_)
+FUNCTIONS.update(norm=R.norm, round=P._round)
 for _k in ("defop", "run", "as_t", "wrapped", "inplace", "promote", "float_of", "where"):
     FUNCTIONS.pop(_k, None)
 FUNCTIONS["where"] = P.where
@@ -168,14 +128,32 @@ def _inplace_method(fn):
     return m
 
 
+def _clamp_method(fn):
+    def m(self, *args, **kwargs):
+        bounds = (list(args) + [None, None])[:2]
+        lo, hi = kwargs.get("min", bounds[0]), kwargs.get("max", bounds[1])
+        if fn is FUNCTIONS["clamp_max"]:
+            lo, hi = None, kwargs.get("max", bounds[0])
+        dt = P._clamp_dtype(self, lo, hi)
+        if not _IP._can_cast(dt, self.dtype):  # clamp's own check, with the C++ type name
+            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
+                               f"output type {self.dtype.cpp_name}")
+        return inplace(self, fn, *args, **kwargs)
+    m.__name__ = fn.__name__ + "_"
+    return m
+
+
 def bind_methods(Tensor):
     """Put the op functions on Tensor as methods and Python operators."""
     skip = {"cat", "concat", "concatenate", "stack", "nonzero_static"}
     for name, fn in FUNCTIONS.items():
-        if name not in skip and not hasattr(Tensor, name):
+        if name not in skip and name in TENSOR_ATTRIBUTES and not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
     for name in INPLACE:
-        setattr(Tensor, name + "_", _inplace_method(FUNCTIONS[name]))
+        if name + "_" in TENSOR_ATTRIBUTES:
+            setattr(Tensor, name + "_", _inplace_method(FUNCTIONS[name]))
+    for name in ("clamp", "clip", "clamp_min", "clamp_max"):
+        setattr(Tensor, name + "_", _clamp_method(FUNCTIONS[name]))
     Tensor.zero_ = _inplace_method(_zero)
     Tensor.fill_ = _inplace_method(_fill)
     Tensor.copy_ = lambda self, src, non_blocking=False: inplace(self, _copy, src)

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from .._cache import keyed
 from ..creation import tensor
 from ..tensor import Tensor, _make
 
@@ -16,7 +17,7 @@ def wrapped(v, dt=None):
     promotion only by its category, as torch's wrapped numbers do."""
     if dt is None:
         dt = D.scalar_dtype(v)
-    key = (type(v), v, dt)
+    key = (type(v), keyed(v), dt)
     arr = _scalar_cache.get(key)
     if arr is None:
         if len(_scalar_cache) > 4096:
@@ -64,4 +65,4 @@ def promote(*ts):
 
 def float_of(dt):
     """The dtype a float-valued op computes in: integers and bool become the default."""
-    return dt if dt._kind >= 2 else D.get_default_dtype()
+    return dt if dt.is_differentiable else D.get_default_dtype()

@@ -399,7 +399,7 @@ def _record(op, tensors, attrs, outs):
         node._extra = op.saved_meta(tensors, [bool(mask >> j & 1) for j in range(len(diff))])
     if len(outs) == 1:
         t = outs[0]
-        if t.dtype._kind >= 2 and 0 not in op.nondiff:
+        if t.dtype.is_differentiable and 0 not in op.nondiff:
             t._rg = True
             t._grad_fn = node
             t._out_nr = 0
@@ -407,7 +407,7 @@ def _record(op, tensors, attrs, outs):
     else:
         meta = []
         for j, t in enumerate(outs):
-            if t.dtype._kind >= 2 and j not in op.nondiff:
+            if t.dtype.is_differentiable and j not in op.nondiff:
                 t._rg = True
                 t._grad_fn = node
                 t._out_nr = j

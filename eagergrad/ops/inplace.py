@@ -6,32 +6,21 @@ import weakref
 import jax
 
 from ..engine.grad_mode import STATE
+from ..size import can_broadcast_to
 from ..tensor import Tensor, _make
 from ._table import DONATING
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
 
 
-def _broadcasts_to(src, dst):
-    return len(src) <= len(dst) and all(a == b or a == 1 for a, b in
-                                        zip(reversed(src), reversed(dst)))
-
-
 def _can_cast(src, dst):
     if src.is_complex and not dst.is_complex:
         return False
-    if src._kind == 2 and dst._kind < 2:
+    if src._kind == 2 and not dst.is_differentiable:
         return False
     if src._kind > 0 and dst._kind == 0:
         return False
     return True
-
-
-def _type_word(dt):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-            "float16": "Half", "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char",
-            "int16": "Short"}[dt.name]
 
 
 def inplace(self, fn, *args, **kwargs):
@@ -109,7 +98,7 @@ def _donatable(self, args):
         return False
     for a in args:
         if isinstance(a, Tensor):
-            if a._st is self._st or not _broadcasts_to(a._shape, self._shape) or (
+            if a._st is self._st or not can_broadcast_to(a._shape, self._shape) or (
                     a.dtype is not self.dtype and not (a._wrapped and a.dtype._kind <= 2)):
                 return False
         elif type(a) not in (int, float, bool):
@@ -178,9 +167,9 @@ def _write_result(self, out):
 
 
 def _check_cast(out, self):
-    if out._shape != self._shape and not _broadcasts_to(out._shape, self._shape):
+    if out._shape != self._shape and not can_broadcast_to(out._shape, self._shape):
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
                            f"shape {list(out._shape)}")
     if out.dtype is not self.dtype and not _can_cast(out.dtype, self.dtype):
-        raise RuntimeError(f"result type {_type_word(out.dtype)} can't be cast to the desired "
-                           f"output type {_type_word(self.dtype)}")
+        raise RuntimeError(f"result type {out.dtype.scalar_name} can't be cast to the desired "
+                           f"output type {self.dtype.scalar_name}")

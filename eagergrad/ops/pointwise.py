@@ -2,9 +2,12 @@
 Formulas are torch's derivatives.yaml entries (conjugates for complex inputs)."""
 import math
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .. import _dtypes as D
+from .._cache import keyed
 from ._args import as_t, float_of, promote
 from ._table import defop, run
 from ..tensor import Tensor, _zeros_meta
@@ -18,23 +21,23 @@ def _c(dt):
 
 # ---- binary arithmetic (dtype is the promoted result type) --------------------------
 ADD = defop("add", lambda self, other, dtype, alpha:
-            self.astype(_c(dtype)) + other.astype(_c(dtype)) * alpha if alpha != 1
-            else self.astype(_c(dtype)) + other.astype(_c(dtype)),
+            (self.astype(_c(dtype)) + other.astype(_c(dtype)) * alpha).astype(_c(dtype))
+            if alpha != 1 else self.astype(_c(dtype)) + other.astype(_c(dtype)),
             inputs=("self", "other"), attrs=("dtype", "alpha"),
             self=lambda grad: grad,
             other=lambda grad, alpha: grad if alpha == 1 else grad * _conj(alpha))
 SUB = defop("sub", lambda self, other, dtype, alpha:
-            self.astype(_c(dtype)) - other.astype(_c(dtype)) * alpha,
+            (self.astype(_c(dtype)) - other.astype(_c(dtype)) * alpha).astype(_c(dtype)),
             inputs=("self", "other"), attrs=("dtype", "alpha"),
             self=lambda grad: grad,
             other=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
 RSUB = defop("rsub", lambda self, other, dtype, alpha:
-             other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha,
+             (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
              inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward0",
              self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha),
              other=lambda grad: grad)
 RSUB_S = defop("rsub_scalar", lambda self, other, dtype, alpha:
-               other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha,
+               (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
                inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward1",
                self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
 MUL = defop("mul", lambda self, other, dtype: self.astype(_c(dtype)) * other.astype(_c(dtype)),
@@ -113,7 +116,7 @@ def _div_mode(self, other, dtype, rounding_mode):
     if rounding_mode == "floor":
         return _floor_divide(self, other, dtype)
     a, b = jnp.broadcast_arrays(self.astype(_c(dtype)), other.astype(_c(dtype)))
-    return jnp.trunc(a / b) if dtype._kind >= 2 else lax.div(a, b)
+    return jnp.trunc(a / b) if dtype.is_differentiable else lax.div(a, b)
 
 
 DIV_MODE = defop("div_mode", _div_mode, inputs=("self", "other"),
@@ -142,7 +145,25 @@ def add(input, other, *, alpha=1, out=None):
     """
     if out is not None:
         _no_out("add")
-    return _binary(ADD, input, other, alpha)
+    if alpha == 1 and type(alpha) is int:
+        return _binary(ADD, input, other, alpha)
+    a, b = as_t(input), as_t(other)
+    dt = promote(a, b)
+    _check_alpha(dt, alpha)
+    return _run(ADD, (a, b), (dt, alpha))
+
+
+def _check_alpha(dt, alpha):
+    """torch's alpha_check: alpha's kind must fit the result dtype."""
+    if isinstance(alpha, bool):
+        if dt is not _bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif not dt.is_differentiable and not isinstance(alpha, int):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                           "floating point number.")
+    if isinstance(alpha, complex) and not dt.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -150,7 +171,9 @@ def sub(input, other, *, alpha=1, out=None):
         _no_out("sub")
     a, b = as_t(input), as_t(other)
     _check_bool_sub(a, b)
-    return _run(SUB, (a, b), (promote(a, b), alpha))
+    dt = promote(a, b)
+    _check_alpha(dt, alpha)
+    return _run(SUB, (a, b), (dt, alpha))
 
 
 def _check_bool_sub(a, b):
@@ -166,7 +189,9 @@ def _check_bool_sub(a, b):
 def rsub(input, other, *, alpha=1):
     a, b = as_t(input), as_t(other)
     _check_bool_sub(a, b)
-    return _run(RSUB_S if b._wrapped else RSUB, (a, b), (promote(a, b), alpha))
+    dt = promote(a, b)
+    _check_alpha(dt, alpha)
+    return _run(RSUB_S if b._wrapped else RSUB, (a, b), (dt, alpha))
 
 
 def mul(input, other, *, out=None):
@@ -183,6 +208,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _run(DIV, (a, b), (float_of(dt),))
     if rounding_mode in ("floor", "trunc"):
+        _check_int_divisor(dt, b, f"div_{rounding_mode}_cpu")
         return _run(DIV_MODE, (a, b), (dt, rounding_mode))
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
@@ -194,6 +220,7 @@ def remainder(input, other):
     if dt._kind in (0, 3):
         raise NotImplementedError(f"\"remainder_cpu\" not implemented for "
                                   f"'{'Bool' if dt._kind == 0 else _TYPE_WORD[dt.name]}'")
+    _check_int_divisor(dt, b, "remainder_cpu")
     op = REMAINDER_RS if a._wrapped else (REMAINDER_S if b._wrapped else REMAINDER)
     return _run(op, (a, b), (dt,))
 
@@ -202,7 +229,28 @@ _TYPE_WORD = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def floor_divide(input, other):
-    return _binary(FLOOR_DIVIDE, input, other)
+    a, b = as_t(input), as_t(other)
+    dt = promote(a, b)
+    _check_int_divisor(dt, b, "div_floor_cpu")
+    return _run(FLOOR_DIVIDE, (a, b), (dt,))
+
+
+def _check_int_divisor(dt, b, kernel):
+    """torch's integer division kernels: no Bool, and a zero divisor raises (this reads
+    the divisor's values; on jax tracers nothing is checked)."""
+    if dt is _bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dt.is_differentiable:
+        return
+    v = b._value
+    if isinstance(v, jax.core.Tracer):
+        return
+    if b._wrapped or b.numel() == 1:
+        zero = b.item() == 0
+    else:
+        zero = not bool(jnp.all(v != 0))
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
 
 
 def _no_out(name):
@@ -224,13 +272,25 @@ POW_S = defop("pow", lambda self, exponent, dtype:
               attrs=("exponent", "dtype"),
               self=lambda grad, self, exponent:
               _zeros(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1)).conj())
-POW_T = defop("pow_tensor", lambda self, exponent, dtype:
-              jnp.power(self.astype(_c(dtype)), exponent.astype(_c(dtype))),
+def _int_power(b, e):
+    """torch's integer pow: a negative exponent gives 0, except for bases 1 and -1."""
+    p = jnp.power(b, jnp.maximum(e, 0))
+    if not jnp.issubdtype(b.dtype, jnp.signedinteger):
+        return p
+    neg = jnp.where(b == 1, 1, jnp.where(b == -1, 1 - 2 * (e & 1), 0)).astype(b.dtype)
+    return jnp.where(e < 0, neg, p)
+
+
+def _power(b, e, dtype):
+    b, e = b.astype(_c(dtype)), e.astype(_c(dtype))
+    return _int_power(b, e) if jnp.issubdtype(b.dtype, jnp.integer) else jnp.power(b, e)
+
+
+POW_T = defop("pow_tensor", lambda self, exponent, dtype: _power(self, exponent, dtype),
               inputs=("self", "exponent"), attrs=("dtype",), node="PowBackward1",
               self=_pow_self,
               exponent=lambda grad, self, exponent, result: _pow_exp(grad, self, exponent, result))
-POW_ST = defop("pow_scalar", lambda self, exponent, dtype:
-               jnp.power(self.astype(_c(dtype)), exponent.astype(_c(dtype))),
+POW_ST = defop("pow_scalar", lambda self, exponent, dtype: _power(self, exponent, dtype),
                inputs=("self", "exponent"), attrs=("dtype",), node="PowBackward2",
                exponent=lambda grad, self, exponent, result: _pow_exp(grad, self, exponent,
                                                                       result))
@@ -246,6 +306,8 @@ def pow(input, exponent):
         e = exponent
         return _run(POW_T, (input, e), (_pow_dtype(input, e),))
     dt = promote(input, as_t(exponent))
+    if not dt.is_differentiable and type(exponent) is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return run(POW_S, (input,), (exponent, dt))
 
 
@@ -258,11 +320,9 @@ def _pow_dtype(b, e):
 
 # ---- unary math -----------------------------------------------------------------------
 def _unary(name, fn, float_result=True, **formula):
-    def kernel(self):
-        if float_result and not jnp.issubdtype(self.dtype, jnp.inexact):
-            self = self.astype(jnp.float32)
-        return fn(self)
-    return defop(name, kernel, node=_NODE_NAMES.get(name), **formula)
+    op = defop(name, fn, node=_NODE_NAMES.get(name), **formula)
+    op.float_result = float_result
+    return op
 
 
 _NODE_NAMES = {"log1p": "Log1PBackward0"}  # torch's codegen spells these differently
@@ -315,14 +375,19 @@ def _sgn_backward(grad, self, result):
 
 
 UNARY = {name: _unary(name, fn, flt, self=f) for name, (fn, flt, f) in _SPECS.items()}
-_bool = None
 
 
 def _unary_fn(name):
     op = UNARY[name]
 
-    def f(input):
-        return run(op, (input,))
+    if op.float_result:
+        def f(input):
+            if not input.dtype.is_differentiable:  # integers compute in the default dtype
+                input = input.to(D.get_default_dtype())  # (never recorded: no grad)
+            return run(op, (input,))
+    else:
+        def f(input):
+            return run(op, (input,))
     f.__name__ = name
     f.__doc__ = f"torch.{name}, elementwise."
     return f
@@ -344,13 +409,13 @@ ROUND_DEC = defop("round_decimals", _round_dec, attrs=("decimals",), node="Round
                   self=_zeros)
 
 
-def round_(input, decimals=0):
+def _round(input, decimals=0):
     if decimals:
         return run(ROUND_DEC, (input,), (decimals,))
     return run(UNARY["round"], (input,))
 
 
-globals()["round"] = round_
+globals()["round"] = _round
 
 
 def conj_physical(input):
@@ -417,22 +482,38 @@ def clamp(input, min=None, max=None):
     """torch.clamp; gradient flows where min <= x <= max (inclusive), as torch."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = _clamp_dtype(input, min, max)
+    if dt is not input.dtype:  # an integer tensor with float bounds: float (not recorded)
+        input = input.to(dt)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = as_t(min if min is not None else -math.inf).to(input.dtype)
-        hi = as_t(max if max is not None else math.inf).to(input.dtype)
+        lo = as_t(min if min is not None else -math.inf).to(dt)
+        hi = as_t(max if max is not None else math.inf).to(dt)
         return run(CLAMP_T, (input, lo, hi))
-    return run(CLAMP, (input,), (min, max))
+    return run(CLAMP, (input,), (keyed(min), keyed(max)))
+
+
+def _clamp_dtype(input, min, max):
+    """clamp's result dtype: torch.result_type over input and the bounds given."""
+    if min is None and max is None:
+        return input.dtype
+    return promote(input, *[as_t(b) for b in (min, max) if b is not None])
 
 
 clip = clamp
 
 
 def clamp_min(input, min):
-    return run(CLAMP_MIN, (input,), (min,))
+    if isinstance(min, Tensor):
+        return clamp(input, min)
+    dt = _clamp_dtype(input, min, None)
+    return run(CLAMP_MIN, (input if dt is input.dtype else input.to(dt),), (keyed(min),))
 
 
 def clamp_max(input, max):
-    return run(CLAMP_MAX, (input,), (max,))
+    if isinstance(max, Tensor):
+        return clamp(input, None, max)
+    dt = _clamp_dtype(input, None, max)
+    return run(CLAMP_MAX, (input if dt is input.dtype else input.to(dt),), (keyed(max),))
 
 
 def _split_ties(grad, self, other, drop):
@@ -478,7 +559,7 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     c, a, b = as_t(condition), as_t(input), as_t(other)
-    if c.dtype is not _D.bool_:
+    if c.dtype is not D.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {c.dtype.name.capitalize()}")
     return _run(WHERE, (c, a, b), (promote(a, b),))
@@ -521,7 +602,7 @@ def logical_not(input):
 
 
 def bitwise_not(input):
-    if input.dtype._kind >= 2:
+    if input.dtype.is_differentiable:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return run(_BNOT, (input,))
@@ -554,9 +635,7 @@ def angle(input):
     return run(_ANGLE, (input,))
 
 
-from .. import _dtypes as _D  # noqa: E402
-
-_bool = _D.bool_
+_bool = D.bool_
 
 
 _ISCLOSE = defop("isclose", lambda self, other, rtol, atol, equal_nan, dtype:

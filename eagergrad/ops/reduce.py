@@ -35,7 +35,7 @@ def _restore(g, dim, keepdim):
 def _sum_dtype(dt, dtype):
     if dtype is not None:
         return D.as_dtype(dtype)
-    return D.int64 if dt._kind < 2 else dt
+    return D.int64 if not dt.is_differentiable else dt
 
 
 SUM0 = defop("sum", lambda self, dtype, self_sym_sizes: jnp.sum(self, dtype=dtype.np),
@@ -78,7 +78,7 @@ MEAN1 = defop("mean_dim", lambda self, dim, keepdim, self_sym_sizes, self_sym_nu
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype._kind < 2:
+    if not input.dtype.is_differentiable:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype.name.capitalize()}")
@@ -313,7 +313,7 @@ VNORM = defop("linalg_vector_norm", _vnorm_k, attrs=("ord", "dim", "keepdim", "d
 
 
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    if input.dtype._kind < 2:
+    if not input.dtype.is_differentiable:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {input.dtype.name.capitalize()}")
     out = D.as_dtype(dtype) if dtype is not None else input.dtype.to_real()
@@ -371,7 +371,7 @@ def _sm(op):
             raise NotImplementedError("eagergrad does not implement softmax without dim; "
                                       "pass dim explicitly")
         dt = D.as_dtype(dtype) if dtype is not None else (
-            input.dtype if input.dtype._kind >= 2 else D.get_default_dtype())
+            input.dtype if input.dtype.is_differentiable else D.get_default_dtype())
         return run(op, (input,), (_wrap_dim(dim, input.ndim), dt))
     return f
 
