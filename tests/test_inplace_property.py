@@ -34,6 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import eagergrad as eg
+import conftest
 
 LIBS = (torch, eg)
 RTOL, ATOL = 1e-6, 1e-9
@@ -465,20 +466,44 @@ def check(t, e, where, program):
 
 
 def run_program(data, base_shape):
-    envs = [Env(L, base_shape, seed=0) for L in LIBS]
-    program = []
-    n_steps = data.draw(st.integers(1, 6))
-    for k in range(n_steps):
-        step = draw_step(data, envs[0])
-        program.append(step)
-        t, e = (_run(apply, env, step) for env in envs)
-        if not check(t, e, f"step {k}", program):
-            return
-        t, e = (_run(observe, env) for env in envs)
-        if not check(t, e, f"observe after step {k}", program):
-            return
-    t, e = (_run(finish, env) for env in envs)
-    check(t, e, "backward", program)
+    """Draw a program step by step, torch and eagergrad in lockstep (torch's outcome of
+    each stage recorded); then replay it with eagergrad RUNS - 1 more times (conftest.repeat:
+    node by node first, later runs fused) against the recorded outcomes."""
+    t_env = Env(torch, base_shape, seed=0)
+    program, stages = [], []
+
+    def stage(what, *args):
+        t = _run(what, t_env, *args)
+        stages.append(t)
+        return t
+
+    def replay(k):
+        env = Env(eg, base_shape, seed=0)
+        for j, (what, args, where) in enumerate(plan):
+            if not check(stages[j], _run(what, env, *args), f"{where} (eagergrad run {k + 1})",
+                         program):
+                return
+
+    plan = []
+    first = [True]
+
+    def body(k):
+        if not first[0]:
+            return replay(k)
+        first[0] = False
+        e_env = Env(eg, base_shape, seed=0)
+        n_steps = data.draw(st.integers(1, 6))
+        for k in range(n_steps):
+            step = draw_step(data, t_env)
+            program.append(step)
+            for what, args, where in ((apply, (step,), f"step {k}"),
+                                      (observe, (), f"observe after step {k}")):
+                plan.append((what, args, where))
+                if not check(stage(what, *args), _run(what, e_env, *args), where, program):
+                    return
+        plan.append((finish, (), "backward"))
+        check(stage(finish), _run(finish, e_env), "backward", program)
+    conftest.repeat(body)
 
 
 @settings(max_examples=600, deadline=None, derandomize=True, database=None,
