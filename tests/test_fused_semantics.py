@@ -90,6 +90,66 @@ def test_in_place_edit_of_a_gradient_that_add_passes_to_both_operands(hooked):
     same(f, fused=True)
 
 
+@pytest.mark.parametrize("seed", ["head", "gradient"])
+@pytest.mark.parametrize("identity", ["clone", "sub"])
+def test_in_place_edit_of_a_gradient_handed_on_by_an_identity_formula(identity, seed):
+    """clone's formula (and sub's for its first operand) is `grad` itself: torch hands
+    the tensor add gave it on unchanged, so the hook's in-place edit on its side reaches
+    add's other operand. Seeded with backward(gradient=g), that tensor is g itself: the
+    caller's g is edited too."""
+    def f(L, log):
+        x, w = leaves(L)
+        p = (x * w).sin() * 2
+        q = (x + w).tanh() * 3
+        r = q.clone() if identity == "clone" else q - (x * 0.5).exp()
+        t = p + r                        # r's node runs first, then q's, then p's
+        q.register_hook(lambda g: (log.append(("q", g)), g.mul_(10)) and None)
+        p.register_hook(lambda g: log.append(("p", g)))
+        if seed == "head":
+            head(t).backward()
+        else:
+            g = L.tensor([1.0, -2.0, 0.5], dtype=L.float64)
+            t.backward(g)
+            log.append(("g", g))
+        log.append(("grads", x.grad, w.grad))
+    same(f, fused=True)
+
+
+@pytest.mark.parametrize("fit", ["broadcast", "dtype"])
+def test_a_gradient_that_add_must_sum_or_cast_is_a_new_tensor(fit):
+    """When validation must sum the gradient to an operand's shape or cast it to its
+    dtype, that operand gets a new tensor: the in-place edit in its hook does not reach
+    add's other operand."""
+    def f(L, log):
+        x, w = leaves(L)
+        p = (x * w).sin() * 2
+        if fit == "broadcast":
+            q = (x + w).sum(0, keepdim=True).tanh() * 3     # shape (1,)
+        else:
+            q = ((x + w).tanh() * 3).float()                 # float32
+        t = p + q                        # q's node runs first
+        q.register_hook(lambda g: (log.append(("q", g)), g.mul_(10)) and None)
+        p.register_hook(lambda g: log.append(("p", g)))
+        head(t).backward()
+        log.append(("grads", x.grad, w.grad))
+    same(f, fused=True)
+
+
+def test_autograd_grad_captures_one_tensor_for_both_operands_of_add():
+    """autograd.grad captures the raw input buffers: add's two operands get one tensor,
+    so an in-place edit of one result shows in the other. (torch returns that tensor
+    twice, `a is b`; eagergrad's autograd.grad detaches each result: two tensors over
+    one storage.)"""
+    def f(L, log):
+        x, w = leaves(L)
+        p = (x * w).sin() * 2
+        q = (x + w).tanh() * 3
+        a, b = L.autograd.grad(head(p + q), (p, q))
+        a.mul_(10)
+        log.append(("grads", a, b))
+    same(f, fused=True)
+
+
 def test_retain_grad_called_by_the_tensors_own_hook():
     """torch runs a node's retain_grad hooks after its tensor hooks, reading them then:
     retain_grad() called inside the tensor's own hook takes effect in this backward."""

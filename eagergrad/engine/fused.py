@@ -22,6 +22,13 @@ until the compiled function is ready the segment runs node by node, so compiling
 holds a backward up. Whatever goes wrong (an unpack hook to run, a version error, a
 formula that raises while traced) makes the segment run node by node, which raises what
 torch raises, where torch raises it.
+
+A gradient a node hands on unchanged is one tensor object in every buffer it reaches, as
+in torch and node by node (NOTE [aliased gradients], ops/_table.py): a hook's in-place
+edit of it is seen by the other nodes. Inside a segment nothing can observe that; its
+exits, AccumulateGrads and captures can. The trace finds the results that are the very
+same traced value as an earlier result or as an entry gradient, and `run` hands out the
+same Tensor for them (a compiled entry of `_cache` is (jitted function, [links])).
 """
 import collections
 import queue
@@ -155,12 +162,17 @@ def run(seg, order, buffers, captured, retain_graph, make):
         saved = _gather(seg, nodes)
         if saved is None:
             return False  # an unpack hook: it runs when its node runs
-        outs = entry(ins, saved)[::-1]  # see the end of _trace
+        fn, traced = entry
+        outs = fn(ins, saved)[::-1]  # see the end of _trace
     except Exception:
         # a version error, a freed buffer, ...: node by node raises what torch raises,
         # after the nodes before the culprit ran (their .grad writes stay, as in torch)
         return False
     COUNTS["segments_fused"] += 1
+    links = traced[0]  # set when fn was traced (before its first call returned)
+    if links is not None:
+        outs = _linked(outs, links, seg, nodes, buffers, make)
+        make = _same
     for j in seg.entries:
         buffers.pop(nodes[j], None)
     k = 0
@@ -191,6 +203,31 @@ def run(seg, order, buffers, captured, retain_graph, make):
     return True
 
 
+def _same(t):
+    return t
+
+
+def _linked(outs, links, seg, nodes, buffers, make):
+    """The segment's results as Tensors, one object for results that are one traced
+    value: links[k] is None (a new tensor), j >= 0 (result j's, j < k) or -1 - i (the
+    entry gradient ins[i] itself, read from the buffers before they are emptied)."""
+    ents = None
+    res = []
+    for a, l in zip(outs, links):
+        if a is None:
+            res.append(None)
+        elif l is None:
+            res.append(make(a))
+        elif l >= 0:
+            res.append(res[l])
+        else:
+            if ents is None:
+                ents = [g for j in seg.entries for g in buffers.get(nodes[j]) or ()
+                        if g is not None]
+            res.append(ents[-1 - l])
+    return res
+
+
 def _advance(key, state, seg, ins, nodes):
     """A sighting of an uncompiled key: remember it, or compile it (the second time).
     True when a compiled function is now there."""
@@ -208,15 +245,16 @@ def _advance(key, state, seg, ins, nodes):
         saved = None
     if saved is None:
         return False
-    fn = jax.jit(_trace(seg, key[2]))
+    traced = [None]  # the links, set when fn is traced
+    fn = jax.jit(_trace(seg, key[2], traced))
     COUNTS["compiles"] += 1
     if not BACKGROUND:
-        _store(key, fn)
+        _store(key, (fn, traced))
         return True
     avals = ([_aval(a) for a in ins], [_aval(a) for a in saved])
     with _lock:
         _cache[key] = _PENDING
-    _compiler().put((key, fn, avals))
+    _compiler().put((key, (fn, traced), avals))
     return False
 
 
@@ -264,17 +302,19 @@ def _compiler():
 def _compile_loop():
     set_enabled(False)  # tracing formulas records nothing
     while True:
-        key, fn, (ins, saved) = _jobs.get()
+        key, entry, (ins, saved) = _jobs.get()
         try:
-            fn.lower(ins, saved).compile()  # fills jax's cache: calls of fn hit it
-            _store(key, fn)
+            entry[0].lower(ins, saved).compile()  # fills jax's cache: calls hit it
+            _store(key, entry)
         except Exception:  # node by node will raise whatever there is to raise
             _store(key, _FAILED)
 
 
-def _trace(seg, present):
+def _trace(seg, present, traced):
     """The pure function of a segment for one pattern of present entry gradients: which
-    gradient slots are filled is static, so each node's pure vjp is fixed here."""
+    gradient slots are filled is static, so each node's pure vjp is fixed here. Tracing
+    it sets traced[0] to the links of its results (see `_linked`), None when none is
+    linked."""
     members, n_saved = seg.members, list(seg.n_saved)
     entries = seg.entries
     n_exits = len(seg.exits)
@@ -328,10 +368,29 @@ def _trace(seg, present):
                 else:
                     k = e[1]
                     exits[k] = g if exits[k] is None else exits[k] + g
+        res = exits + accs + caps
+        traced[0] = _links(res, ins)
         # One flat list (cheaper for jax to hand back), in reverse: XLA:CPU's scheduler
         # follows the output order, and last-computed-first puts the chain of input
         # gradients ahead of the weight gradients that hang off it (~20% faster for an
         # MLP's backward, as fast as jax.vjp's; bench/mlp_step.py).
-        return (exits + accs + caps)[::-1]
+        return res[::-1]
 
     return fused
+
+
+def _links(res, ins):
+    """At trace time: per result, None, or the earlier result (j >= 0) or entry gradient
+    (-1 - i) that is the very same traced value (handed on unchanged, not a sum); None
+    when no result is linked."""
+    seen = {id(a): -1 - i for i, a in enumerate(ins)}
+    links = []
+    for k, a in enumerate(res):
+        if a is None:
+            links.append(None)
+            continue
+        l = seen.get(id(a))
+        if l is None:
+            seen[id(a)] = k
+        links.append(l)
+    return None if all(l is None for l in links) else tuple(links)

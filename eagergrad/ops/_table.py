@@ -107,11 +107,27 @@ class _OpNode(Node):
         if STATE.grad:
             return self._apply_recorded(grads)
         key = (self._spec, tuple(g is None for g in grads))
-        fn = self._jit_cache.get(key)
-        if fn is None:
-            fn = put_bounded(self._jit_cache, key, jax.jit(self._op.vjp(*key)), 256)
+        entry = self._jit_cache.get(key)
+        if entry is None:
+            return self._apply_first(key, grads)
+        fn, links = entry
         arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
-        return [None if a is None else _make(a) for a in arrays]
+        if links is None:
+            return [None if a is None else _make(a) for a in arrays]
+        return _linked(arrays, links, grads)
+
+    def _apply_first(self, key, grads):
+        """apply's first call for a key: jit the pure vjp and learn, while it is traced,
+        which gradients it hands on unchanged (NOTE [aliased gradients])."""
+        traced = []
+        fn = jax.jit(self._op.vjp(*key, traced))
+        arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
+        # a new jitted function always traces on its first call; without that, no links
+        links = traced[-1] if traced else None
+        put_bounded(self._jit_cache, key, (fn, links), 256)
+        if links is None:
+            return [None if a is None else _make(a) for a in arrays]
+        return _linked(arrays, links, grads)
 
     def _apply_recorded(self, grads):
         grads = [g if g is not None else _zeros_meta(*m) for g, m in zip(grads, self._meta_in)]
@@ -152,11 +168,46 @@ class _OpNode(Node):
         return True
 
 
+def _linked(arrays, links, grads):
+    """apply's result when some gradients are handed on unchanged: links[i] is None (a
+    new tensor over arrays[i]), k >= 0 (the incoming gradient grads[k] itself) or
+    -1 - j (the same tensor as result j < i)."""
+    out = []
+    for a, k in zip(arrays, links):
+        if a is None:
+            out.append(None)
+        elif k is None:
+            out.append(_make(a))
+        else:
+            out.append(grads[k] if k >= 0 else out[-1 - k])
+    return out
+
+
 def _unpack(node, key):
     s = node._saved.get(key)
     if s is None:
         return None
     return [x.unpack(node) for x in s] if isinstance(s, list) else s.unpack(node)
+
+
+def _trace_links(outs, ins, nones, links):
+    """At trace time (NOTE [aliased gradients]): a result that is a zero materialized for
+    a None gradient becomes a zero of its own; `links` (if a list) gets the links."""
+    found = []
+    for i, a in enumerate(outs):
+        if a is None:
+            found.append(None)
+            continue
+        k = next((k for k, g in enumerate(ins) if g is a), None)
+        if k is not None and nones[k]:
+            a = outs[i] = jnp.zeros(a.shape, a.dtype)
+            k = None
+        if k is None:
+            k = next((-1 - j for j in range(i) if outs[j] is a), None)
+        found.append(k)
+    if links is not None:
+        links.append(None if all(k is None for k in found) else tuple(found))
+    return outs
 
 
 class OpDef:
@@ -232,10 +283,22 @@ class OpDef:
                 out.append(f(*[env[p] for p in ps]) if want[j] else None)
         return out
 
-    def vjp(self, spec, nones):
+    def vjp(self, spec, nones, links=None):
         """A pure function (grad arrays that are not None..., saved arrays...) -> list of
         gradient arrays (None where no edge): the formulas run on tensors over the
-        arrays, then each result is summed to its input's shape and cast to its dtype."""
+        arrays, then each result is summed to its input's shape and cast to its dtype.
+
+        NOTE [aliased gradients]: torch hands a gradient on as the very same tensor when
+        a formula returns `grad` itself (add, sub's self, clone, ...) and validation need
+        not sum or cast it; the engine stores that object in the input buffer of every
+        node it flows to, so an in-place edit of it in one tensor hook is seen by the
+        others. Here a result that is unchanged stays the same array object (as `_fit`
+        keeps it), which the callers read off at trace time: `links`, a list, gets (once
+        per trace) a tuple per result, None (a new gradient), k >= 0 (incoming gradient
+        k, by position in `nones`) or -1 - j (the same as result j), or None when no
+        result is linked (_OpNode.apply); the fused backward compares the traced values
+        of a whole segment (engine/fused.py). A zero materialized for a None gradient
+        is never handed on as such (torch has no tensor there)."""
         attrs, metas, out_meta, layout, n_var = spec
         env0 = dict(zip(self.attr_names, attrs))
         want = tuple(m is not None for m in metas)
@@ -245,6 +308,7 @@ class OpDef:
             it = iter(arrays[:n_grads])
             grads = [_make(jnp.zeros(m[0], m[1].np)) if n else _make(next(it))
                      for n, m in zip(nones, out_meta)]
+            ins = [g._value for g in grads]
             env = dict(env0)
             pos = n_grads
             for k, n in layout:
@@ -257,8 +321,11 @@ class OpDef:
             env["grads"] = grads
             env["grad"] = grads[0]
             res = self.evaluate(env, want, n_var)
-            return [None if g is None else _fit(g._value, m[0], m[1].np)
+            outs = [None if g is None else _fit(g._value, m[0], m[1].np)
                     for g, m in zip(res, metas)]
+            if n_grads < len(nones) or links is not None:
+                outs = _trace_links(outs, ins, nones, links)
+            return outs
         return fn
 
     def save_plan(self, req, n_vt):
