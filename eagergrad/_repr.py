@@ -182,6 +182,6 @@ def tensor_repr(t):
     if t.grad_fn is not None:
         name = type(t.grad_fn).__name__
         suffixes.append(f"grad_fn=<{name}>")
-    elif t._rg:
+    elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -1,7 +1,7 @@
 """Storage, version counters, strides, and reading/writing through view chains
 (DESIGN.md §3).
 
-A Storage holds the current jax array of a base tensor; `gen` counts every write so
+A Storage holds the current jax array of a base tensor; `generation` counts every write so
 that a view can tell its cached array is stale. The version counter is a separate
 object because `.data` shares storage but not the version counter, while views and
 `detach()` share both.
@@ -41,18 +41,18 @@ _large_buffers_back_to_os()
 
 
 class Storage:
-    __slots__ = ("array", "gen")
+    __slots__ = ("array", "generation")
 
     def __init__(self, array):
         self.array = array
-        self.gen = 0
+        self.generation = 0
 
 
 class VersionCounter:
-    __slots__ = ("v",)
+    __slots__ = ("version",)
 
     def __init__(self):
-        self.v = 0
+        self.version = 0
 
 
 def contiguous_strides(shape):

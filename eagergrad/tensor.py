@@ -1,5 +1,4 @@
 """Tensor: a jax array (or a view of a storage) plus autograd metadata."""
-import weakref
 
 import jax.numpy as jnp
 import numpy as np
@@ -17,19 +16,19 @@ _new = object.__new__
 def _make(arr):
     """A new base tensor over a jax array (no copy)."""
     t = _new(Tensor)
-    st = t._st = _new(Storage)  # (slot stores: cheaper than calling __init__)
+    st = t._storage = _new(Storage)  # (slot stores: cheaper than calling __init__)
     st.array = arr
-    st.gen = 0
-    t._vc = vc = _new(VersionCounter)
-    vc.v = 0
+    st.generation = 0
+    t._version_counter = vc = _new(VersionCounter)
+    vc.version = 0
     t._vchain = None
     t._shape = arr.shape
     t.dtype = D.FROM_NP[arr.dtype]
-    t._rg = False
+    t._requires_grad = False
     t._grad_fn = None
     t._out_nr = 0
     t.grad = None
-    t._acc = None
+    t._accumulator_ref = None
     t._base = None
     t._inference = STATE.inference
     t._wrapped = False
@@ -65,19 +64,19 @@ def _make_view(src, arr, op, attrs, idx):
     requires grad when its base does, even when made under no_grad (with no grad_fn:
     gradients do not flow into it)."""
     t = _make(arr)
-    t._st = src._st
-    t._vc = src._vc
+    t._storage = src._storage
+    t._version_counter = src._version_counter
     t._vchain = (src._vchain or ()) + ((op.fwd(attrs), idx),)
     t._arr = arr
-    t._gen = src._st.gen
+    t._gen = src._storage.generation
     t._stride, t._offset = op.view(src, attrs, idx, arr.shape)
     t._inference = src._inference
     if src._inference:
         return t
     base = t._base = src._base if src._base is not None else src
-    t._rg = base._rg and t.dtype.is_differentiable
+    t._requires_grad = base._requires_grad and t.dtype.is_differentiable
     t._view_rg = False
-    t._attr_version = t._vc.v
+    t._attr_version = t._version_counter.version
     # torch's CreationMeta and propagate_creation_meta
     if STATE.inference:
         meta = INFERENCE_MODE
@@ -101,8 +100,9 @@ class Tensor:
     tensor([2., 4.])
     """
 
-    __slots__ = ("_st", "_vc", "_vchain", "_arr", "_gen", "_shape", "dtype", "_rg", "_grad_fn",
-                 "_out_nr", "grad", "_acc", "_base", "_inference", "_wrapped", "_stride",
+    __slots__ = ("_storage", "_version_counter", "_vchain", "_arr", "_gen", "_shape", "dtype",
+                 "_requires_grad", "_grad_fn", "_out_nr", "grad", "_accumulator_ref", "_base",
+                 "_inference", "_wrapped", "_stride",
                  "_offset", "_retains_grad", "_hooks", "_post_acc_hooks", "_attr_version",
                  "_creation_meta", "_view_rg",
                  "__weakref__")
@@ -112,13 +112,13 @@ class Tensor:
     def _value(self):
         ch = self._vchain
         if ch is None:
-            return self._st.array
-        st = self._st
-        if self._gen != st.gen:
+            return self._storage.array
+        st = self._storage
+        if self._gen != st.generation:
             self._arr = view_of(st.array, ch)
-            self._gen = st.gen
-            if self._base is not None and self._base._rg:
-                self._rg = True  # (its grad_fn is regenerated when next asked for)
+            self._gen = st.generation
+            if self._base is not None and self._base._requires_grad:
+                self._requires_grad = True  # (its grad_fn is regenerated when next asked for)
         return self._arr
 
     def _write(self, arr):
@@ -127,14 +127,14 @@ class Tensor:
             arr = arr.astype(self.dtype.np)
         if arr.shape != self._shape:
             arr = jnp.broadcast_to(arr, self._shape)
-        st = self._st
+        st = self._storage
         if self._vchain is None:
             st.array = arr
         else:
             st.array = write_into(st.array, self._vchain, arr)
             self._arr = arr
-            self._gen = st.gen + 1
-        st.gen += 1
+            self._gen = st.generation + 1
+        st.generation += 1
 
     def _fresh_copy(self):
         """A new base tensor over the same (immutable) array: no aliasing, no history."""
@@ -208,7 +208,7 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._vc.v
+        return self._version_counter.version
 
     def is_inference(self):
         return self._inference
@@ -218,7 +218,7 @@ class Tensor:
     def grad_fn(self):
         """The node that made this tensor (None for leaves). A view whose base changed
         in place since regenerates it from the base's history (AsStridedBackward0)."""
-        if self._base is not None and self._attr_version != self._vc.v:
+        if self._base is not None and self._attr_version != self._version_counter.version:
             self._sync_view()
         return self._grad_fn
 
@@ -229,7 +229,7 @@ class Tensor:
     @property
     def requires_grad(self):
         # a view requires grad when its base does (torch's DifferentiableViewMeta)
-        return self._rg or (self._base is not None and self._base._rg)
+        return self._requires_grad or (self._base is not None and self._base._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -247,12 +247,13 @@ class Tensor:
         if flag and self._inference and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
-        self._rg = flag
+        self._requires_grad = flag
         if self._base is not None:
             self._view_rg = flag
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and not self.dtype.is_differentiable:  # torch's wording differs per entry point
+        # (torch's wording differs per entry point)
+        if requires_grad and not self.dtype.is_differentiable:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
@@ -272,12 +273,12 @@ class Tensor:
     def detach(self):
         """A tensor sharing storage and version counter, with no history."""
         t = self._alias()
-        t._vc = self._vc
+        t._version_counter = self._version_counter
         return t
 
     def _alias(self):
-        t = _make(self._st.array)
-        t._st = self._st
+        t = _make(self._storage.array)
+        t._storage = self._storage
         t._shape = self._shape
         t.dtype = self.dtype
         if self._vchain is not None:
@@ -292,7 +293,7 @@ class Tensor:
         if self._base is not None and self.grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
-        self._rg = False
+        self._requires_grad = False
         self._out_nr = 0
         return self
 
@@ -303,7 +304,7 @@ class Tensor:
 
     @data.setter
     def data(self, other):
-        self._st = other._st
+        self._storage = other._storage
         self._vchain = other._vchain
         if other._vchain is not None:
             self._arr, self._gen = other._arr, other._gen
@@ -317,7 +318,7 @@ class Tensor:
         return self._value
 
     def numpy(self, force=False):
-        if self._rg and not force:
+        if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if self._vchain is not None and not force and self.is_conj():
@@ -384,7 +385,7 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         t = self.detach().clone()
-        t._rg = self._rg
+        t._requires_grad = self._requires_grad
         if self.grad is not None:
             t.grad = self.grad.clone()
         return t

@@ -14,7 +14,7 @@ from conftest import same
 
 
 def _ptr(t):
-    return t._st.array.unsafe_buffer_pointer()
+    return t._storage.array.unsafe_buffer_pointer()
 
 
 def test_sgd_update_reuses_the_parameter_buffer():

@@ -42,7 +42,7 @@ def _make_grads(outputs, grads):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if not o._rg:
+            if not o._requires_grad:
                 out.append(None)
                 continue
             if o.numel() != 1:
@@ -69,7 +69,7 @@ def _make_grads(outputs, grads):
 def _root_edges(outputs):
     edges = []
     for i, o in enumerate(outputs):
-        e = o._edge() if o._rg else None
+        e = o._edge() if o._requires_grad else None
         if e is None:  # (also a view made under no_grad: requires grad, but no history)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
@@ -83,7 +83,7 @@ def _input_edges(inputs):
         if isinstance(t, graph.GradientEdge):
             edges.append((t.node, t.output_nr))
             continue
-        if not t._rg:
+        if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append((t.grad_fn, t._out_nr) if t.grad_fn is not None else
                      ((t._grad_accumulator(), 0) if t._grad_accumulator() else None))

@@ -32,7 +32,7 @@ def get_gradient_edge(tensor):
 def increment_version(tensor):
     """Bump the version counter of `tensor` (or of each tensor in an iterable)."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        t._vc.v += 1
+        t._version_counter.version += 1
 
 
 class _MultiHandle:

@@ -110,8 +110,9 @@ class Function:
         node = cls._backward_cls.__new__(cls._backward_cls)
         Node.__init__(node)
         is_t = [isinstance(a, Tensor) for a in args]
-        record = STATE.grad and any(t and a._rg for t, a in zip(is_t, args))
-        node.needs_input_grad = tuple(t and a._rg for t, a in zip(is_t, args))  # grad mode aside
+        record = STATE.grad and any(t and a._requires_grad for t, a in zip(is_t, args))
+        # (grad mode aside)
+        node.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_t, args))
         prev = get_state()
         set_enabled(False)
         try:
@@ -124,7 +125,7 @@ class Function:
             restore_state(prev)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
-        node._next = tuple(a._edge() if t and a._rg and record else None
+        node._next = tuple(a._edge() if t and a._requires_grad and record else None
                            for t, a in zip(is_t, args))
         if ANOMALY.enabled:
             anomaly_record(node)
@@ -132,11 +133,12 @@ class Function:
         dirty = node.__dict__.get("_dirty", ())
         out_ids = {id(o) for o in outs}
         for d in dirty:
-            d._vc.v += 1  # all of them first, as torch's _mark_dirty (even if raising below)
+            # all of them first, as torch's _mark_dirty (even if raising below)
+            d._version_counter.version += 1
         for d in dirty:
             if id(d) not in out_ids:
                 continue
-            if record and d._grad_fn is None and d._rg:
+            if record and d._grad_fn is None and d._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
             if record and d._base is not None:
@@ -154,7 +156,7 @@ class Function:
                 if id(o) in inputs and id(o) not in dirty:
                     o = _view_alias(o)  # an input returned as is: a view of it, as torch
                 if record and id(o) not in non_diff and o.dtype.is_differentiable:
-                    o._rg, o._grad_fn, o._out_nr = True, node, i
+                    o._requires_grad, o._grad_fn, o._out_nr = True, node, i
             res.append(o)
         node._meta_in = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)
                               for o in res)
@@ -175,8 +177,8 @@ def _view_alias(t):
     v = t.detach()
     v._base = t._base if t._base is not None else t
     if v._vchain is None:
-        v._vchain, v._arr, v._gen = (), t._value, t._st.gen
-    v._attr_version, v._creation_meta, v._view_rg = t._vc.v, None, False
+        v._vchain, v._arr, v._gen = (), t._value, t._storage.generation
+    v._attr_version, v._creation_meta, v._view_rg = t._version_counter.version, None, False
     return v
 
 
@@ -206,7 +208,7 @@ def once_differentiable(fn):
             outputs = fn(ctx, *args)
         finally:
             restore_state(prev)
-        if not STATE.grad or not any(isinstance(a, Tensor) and a._rg for a in args):
+        if not STATE.grad or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
@@ -226,6 +228,6 @@ def once_differentiable(fn):
                             for o in res))
         for i, o in enumerate(res):
             if isinstance(o, Tensor):
-                o._rg, o._grad_fn, o._out_nr = True, node, i
+                o._requires_grad, o._grad_fn, o._out_nr = True, node, i
         return res[0] if single else tuple(res)
     return wrapper

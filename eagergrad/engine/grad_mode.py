@@ -3,7 +3,6 @@
 import functools
 import inspect
 import sys
-import threading
 
 from .._mode import STATE, get_state, restore_state, set_enabled  # noqa: F401
 

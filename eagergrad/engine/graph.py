@@ -228,7 +228,7 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         new = grads[0]
         var = self.variable
-        if new is None or not var._rg:
+        if new is None or not var._requires_grad:
             # torch still calls the post-accumulate-grad hooks (and writes no .grad for a
             # leaf that stopped requiring grad after the forward)
             _post_accumulate(var)
@@ -273,16 +273,16 @@ def _edge(self):
         return (fn, self._out_nr)
     if self._base is not None and not getattr(self, "_view_rg", False):
         return None  # requires grad only through its base: no accumulator (as torch)
-    acc = self._acc() if self._acc is not None else None
+    acc = self._accumulator_ref() if self._accumulator_ref is not None else None
     if acc is None:
         acc = AccumulateGrad(self)
         if self._hooks is not None:  # a leaf's hooks run as its sink's
             acc._tensor_pre_hooks = {0: self._hooks}
-        self._acc = weakref.ref(acc)
+        self._accumulator_ref = weakref.ref(acc)
     return (acc, 0)
 
 def _grad_accumulator(self):
-    return self._acc() if self._acc is not None else None
+    return self._accumulator_ref() if self._accumulator_ref is not None else None
 
 
 def retain_grad(self):
@@ -327,7 +327,7 @@ def register_hook(self, hook):
     >>> (x * 2).sum().backward(); x.grad
     tensor([6., 6.])
     """
-    if not (self._rg or self._base is not None and self._base._rg):
+    if not (self._requires_grad or self._base is not None and self._base._requires_grad):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                            "gradient")
     fn = self._grad_fn if self._base is None else self.grad_fn

@@ -28,7 +28,8 @@ class SavedTensor:
     hooks (register_hooks, or saved_tensors_hooks when saved) only the packed object is
     kept: pack runs once, unpack on every use."""
 
-    __slots__ = ("_t", "_arr", "_src", "_version", "_vc", "_is_output", "_freed", "_rg", "_meta",
+    __slots__ = ("_t", "_arr", "_src", "_version", "_version_counter", "_is_output", "_freed",
+                 "_requires_grad", "_meta",
                  "_packed", "_unpack", "_hist")
 
     def __init__(self, t, is_output):
@@ -39,8 +40,8 @@ class SavedTensor:
                     "created in inference mode in computation tracked by autograd. To work "
                     "around this, you can make a clone to get a normal tensor and use it in "
                     "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
-        self._vc = t._vc
-        self._version = t._vc.v
+        self._version_counter = t._version_counter
+        self._version = t._version_counter.version
         self._is_output = is_output
         self._freed = False
         self._meta = (t._shape, t.dtype, t._out_nr, None)  # None: see _version_error
@@ -48,8 +49,8 @@ class SavedTensor:
         if is_output:
             self._t = None
             self._arr = t._value
-            self._src = (t._st, t._vchain, t._st.gen)
-            self._rg = t._rg
+            self._src = (t._storage, t._vchain, t._storage.generation)
+            self._requires_grad = t._requires_grad
         else:
             self._t = t
         if HOOKS.stack and not t._wrapped:  # torch never packs a wrapped number
@@ -79,10 +80,10 @@ class SavedTensor:
         if isinstance(t, Tensor) and t is self._t:
             # what the node's tensor looked like, to give the unpacked one its history
             # (a leaf's: its grad accumulator, so gradients still reach the leaf)
-            self._hist = (t._rg, t._grad_fn, t._out_nr, t._acc)
-        version = t._vc.v
+            self._hist = (t._requires_grad, t._grad_fn, t._out_nr, t._accumulator_ref)
+        version = t._version_counter.version
         self._packed = pack(t.detach() if detach else t)
-        if t._vc.v != version:
+        if t._version_counter.version != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
                 "input to pack hook cannot be modified by in-place operations as this can "
@@ -105,17 +106,18 @@ class SavedTensor:
             u = self._unpacked()
             t = _make(u._value)
             if self._is_output:
-                t._rg, t._grad_fn = self._rg, (node if self._rg else None)
+                t._requires_grad = self._requires_grad
+                t._grad_fn = node if self._requires_grad else None
                 t._out_nr = self._meta[2]
             else:
-                t._rg, t._grad_fn, t._out_nr, t._acc = self._hist
+                t._requires_grad, t._grad_fn, t._out_nr, t._accumulator_ref = self._hist
             return t
-        if self._vc.v != self._version:
+        if self._version_counter.version != self._version:
             self._version_error(node)
         if self._is_output:
             t = _make(self._out_array())
-            if self._rg:
-                t._rg = True
+            if self._requires_grad:
+                t._requires_grad = True
                 t._grad_fn = node
                 t._out_nr = self._meta[2]
             return t
@@ -127,7 +129,7 @@ class SavedTensor:
             raise RuntimeError(_FREED)
         if self._unpack is not None:
             return self._unpacked()._value
-        if self._vc.v != self._version:
+        if self._version_counter.version != self._version:
             self._version_error(node)
         return self._out_array() if self._is_output else self._t._value
 
@@ -135,7 +137,7 @@ class SavedTensor:
         """A saved output's value: its memory now, as in torch, where a write that bumps
         no version (through `.data`) is seen by backward; else the array kept at save."""
         st, chain, gen = self._src
-        if st.gen == gen:
+        if st.generation == gen:
             return self._arr
         a = st.array
         for f, i in chain or ():
@@ -161,7 +163,8 @@ class SavedTensor:
             where = f", which is output {out_nr} of {forward_name(fn)},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{tname} {shape}]{where} is at version {self._vc.v}; "
+            f"inplace operation: [{tname} {shape}]{where} is at version "
+            f"{self._version_counter.version}; "
             f"expected version {self._version} instead. Hint: enable anomaly detection to "
             "find the operation that failed to compute its gradient, with "
             "torch.autograd.set_detect_anomaly(True, check_nan=False).")

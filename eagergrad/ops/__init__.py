@@ -7,7 +7,7 @@ Python operators.
 from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
-from ._table import OPS, defop, run
+from ._table import OPS, defop, call_op
 from ._args import as_t, wrapped
 from . import inplace as _IP
 from .inplace import inplace
@@ -33,7 +33,7 @@ for _mod in (P, R, L, S, I):
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
             FUNCTIONS[_k] = _v
 FUNCTIONS.update(norm=R.norm, round=P._round)
-for _k in ("defop", "run", "as_t", "wrapped", "inplace", "promote", "float_of", "where"):
+for _k in ("defop", "call_op", "as_t", "wrapped", "inplace", "promote", "float_of", "where"):
     FUNCTIONS.pop(_k, None)
 FUNCTIONS["where"] = P.where
 

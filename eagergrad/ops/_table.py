@@ -157,7 +157,7 @@ class _OpNode(Node):
         for x in self._saved.values():
             # SavedTensor.array's common case inlined: a live, unhooked input
             if (type(x) is SavedTensor and not x._is_output and x._unpack is None
-                    and x._t is not None and x._vc.v == x._version):
+                    and x._t is not None and x._version_counter.version == x._version):
                 out.append(x._t._value)
                 continue
             for y in (x if type(x) is list else (x,)):
@@ -350,10 +350,10 @@ class OpDef:
         """The jitted kernel for `attrs`; donate: reusing its first argument's buffer."""
         key = ("donate", attrs) if donate else attrs
         f = self._fwd.get(key)
-        if f is None:
-            f = self._fwd[key] = jax.jit(functools.partial(
+        if f is None:  # (attrs may hold shapes: bounded)
+            f = put_bounded(self._fwd, key, jax.jit(functools.partial(
                 self.kernel, **dict(zip(self.attr_names, attrs))),
-                donate_argnums=0 if donate else ())
+                donate_argnums=0 if donate else ()), 256)
         return f
 
     def __repr__(self):
@@ -377,38 +377,38 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
     return op
 
 
-def run(op, tensors, attrs=()):
+def call_op(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
     f = op._fwd.get(attrs)
     if f is None:
         f = op.fwd(attrs)
-    if DONATING.n and tensors and tensors[0]._st is DONATING.tl.storage and op.simple:
+    if DONATING.n and tensors and tensors[0]._storage is DONATING.tl.storage and op.simple:
         DONATING.tl.storage = None  # the in-place op's own kernel, once
         f = op.fwd(attrs, donate=True)
     # a base tensor's array is its storage's (the _value property, inlined: every op)
     if len(tensors) == 2:
         a, b = tensors
-        out = f(a._st.array if a._vchain is None else a._value,
-                b._st.array if b._vchain is None else b._value)
+        out = f(a._storage.array if a._vchain is None else a._value,
+                b._storage.array if b._vchain is None else b._value)
     elif len(tensors) == 1:
         a = tensors[0]
-        out = f(a._st.array if a._vchain is None else a._value)
+        out = f(a._storage.array if a._vchain is None else a._value)
     else:
         out = f(*[t._value for t in tensors])
     if op.simple:  # one output, not a view, no variadic input: the hot path
         t = _make(out)
         if STATE.grad:
             for i in op.diff_index:
-                if tensors[i]._rg:
+                if tensors[i]._requires_grad:
                     _record(op, tensors, attrs, (t,))
                     break
         return t
     result = _wrap_outputs(op, tensors, attrs, out)
     if STATE.grad and op.diff_inputs:
         nfix = len(op.input_names) - op.variadic
-        if any(tensors[i]._rg for i in op.diff_index if i < nfix) or (
-                op.var_diff and any(t._rg for t in tensors[nfix:])):
+        if any(tensors[i]._requires_grad for i in op.diff_index if i < nfix) or (
+                op.var_diff and any(t._requires_grad for t in tensors[nfix:])):
             _record(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
     return result
 
@@ -430,13 +430,13 @@ def _record(op, tensors, attrs, outs):
     mask = 0  # bit j: differentiable input j needs a gradient
     bit = 1
     for t in diff:
-        if t._rg:
+        if t._requires_grad:
             if t._base is not None:
                 edges.append(t._edge())
             elif t._grad_fn is not None:
                 edges.append((t._grad_fn, t._out_nr))
             else:  # a leaf: its accumulator while the graph holds it, else a new one
-                acc = t._acc
+                acc = t._accumulator_ref
                 acc = acc() if acc is not None else None
                 edges.append((acc, 0) if acc is not None else t._edge())
             metas.append((t._shape, t.dtype))
@@ -467,7 +467,7 @@ def _record(op, tensors, attrs, outs):
     if len(outs) == 1:
         t = outs[0]
         if t.dtype.is_differentiable and 0 not in op.nondiff:
-            t._rg = True
+            t._requires_grad = True
             t._grad_fn = node
             t._out_nr = 0
         meta = (t._shape, t.dtype),
@@ -475,7 +475,7 @@ def _record(op, tensors, attrs, outs):
         meta = []
         for j, t in enumerate(outs):
             if t.dtype.is_differentiable and j not in op.nondiff:
-                t._rg = True
+                t._requires_grad = True
                 t._grad_fn = node
                 t._out_nr = j
             meta.append((t._shape, t.dtype))

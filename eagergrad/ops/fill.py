@@ -7,7 +7,7 @@ from ..size import can_broadcast_to
 from ..tensor import Tensor
 from . import pointwise as P
 from ._args import as_t
-from ._table import defop, run
+from ._table import defop, call_op
 
 ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
 FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
@@ -23,7 +23,7 @@ COPY.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a torch built-
 
 
 def _zero(t):
-    return run(ZERO, (t,))
+    return call_op(ZERO, (t,))
 
 
 def _fill(t, value):
@@ -31,8 +31,8 @@ def _fill(t, value):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return run(FILL_T, (t, value))
-    return run(FILL, (t,), (keyed(value),))
+        return call_op(FILL_T, (t, value))
+    return call_op(FILL, (t,), (keyed(value),))
 
 
 def _copy(t, src):
@@ -41,4 +41,4 @@ def _copy(t, src):
         raise RuntimeError(f"The size of tensor a ({t._shape[-1]}) must match the size of tensor "
                            f"b ({src._shape[-1]}) at non-singleton dimension "
                            f"{len(t._shape) - 1}")
-    return run(COPY, (t, src))
+    return call_op(COPY, (t, src))

@@ -16,7 +16,7 @@ from ..tensor import _wrap_dim, _make
 from ..tensor import Tensor
 from ._args import as_t, wrapped
 from .pointwise import where
-from ._table import _record, defop, run
+from ._table import _record, defop, call_op
 from .fill import _copy, _fill
 from .inplace import inplace
 from . import shape as S
@@ -42,12 +42,12 @@ INDEX = defop("index", lambda self, *indices, positions, self_sym_sizes:
               self[_full_index(positions, self.ndim, indices)],
               inputs=("self", "*indices"), attrs=("positions", "self_sym_sizes"),
               self=lambda grad, indices, positions, self_sym_sizes:
-              run(INDEX_PUT_ACC, (grad.new_zeros(self_sym_sizes), grad, *indices),
+              call_op(INDEX_PUT_ACC, (grad.new_zeros(self_sym_sizes), grad, *indices),
                   (positions,)))
 
 
 def _index(t, indices, positions):
-    return run(INDEX, (t, *indices), (positions, t._shape))
+    return call_op(INDEX, (t, *indices), (positions, t._shape))
 
 
 def _to_index(x):
@@ -159,7 +159,7 @@ def getitem(self, index):
         positions = tuple(sorted(adv))
         return _index(result, [adv[p] for p in positions], positions)
     if result is self:  # x[...], x[:, :]: a shallow alias, as torch
-        return run(S.ALIAS, (self,))
+        return call_op(S.ALIAS, (self,))
     return result
 
 
@@ -239,7 +239,7 @@ def _check_index(index, name):
 
 def gather(input, dim, index, *, sparse_grad=False):
     _check_index(index, "gather")
-    return run(GATHER, (input, index), (_wrap_dim(dim, input.ndim),))
+    return call_op(GATHER, (input, index), (_wrap_dim(dim, input.ndim),))
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -250,13 +250,13 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
     if isinstance(src, Tensor):
-        return run(SCATTER, (input, index, src), (d,))
-    return run(SCATTER_V, (input, index, as_t(src).to(input.dtype)), (d,))
+        return call_op(SCATTER, (input, index, src), (d,))
+    return call_op(SCATTER_V, (input, index, as_t(src).to(input.dtype)), (d,))
 
 
 def scatter_add(input, dim, index, src):
     _check_index(index, "scatter")
-    return run(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
+    return call_op(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
 
 
 def zeros_scatter(grad, dim, indices, sizes):
@@ -271,7 +271,7 @@ INDEX_PUT = defop("index_put", lambda self, values, *indices, positions:
                       values.astype(self.dtype)),
                   inputs=("self", "values", "*indices"), attrs=("positions",),
                   self=lambda grad, indices, positions:
-                  run(INDEX_PUT, (grad, _zero_like0(grad), *indices), (positions,)),
+                  call_op(INDEX_PUT, (grad, _zero_like0(grad), *indices), (positions,)),
                   values=lambda grad, indices, positions: _index(grad, indices, positions))
 
 
@@ -334,7 +334,7 @@ def _put(t, adv, value, accumulate):
             tensors.append(i)
     if mask_dims:
         _index_shapes([x._shape for x in tensors])
-    return run(INDEX_PUT_ACC if accumulate else INDEX_PUT, (t, value, *tensors),
+    return call_op(INDEX_PUT_ACC if accumulate else INDEX_PUT, (t, value, *tensors),
                (tuple(positions),))
 
 
@@ -358,8 +358,8 @@ def masked_fill(input, mask, value):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.ndim} dimension(s).")
-        return run(MASKED_FILL_T, (input, mask, value))
-    return run(MASKED_FILL, (input, mask, _number(value, input.dtype)))
+        return call_op(MASKED_FILL_T, (input, mask, value))
+    return call_op(MASKED_FILL, (input, mask, _number(value, input.dtype)))
 
 
 def _number(v, dt):
@@ -391,12 +391,12 @@ INDEX_ADD = defop("index_add", lambda self, index, source, dim, alpha:
 INDEX_COPY = defop("index_copy", lambda self, index, source, dim:
                    self.at[_along(dim, self.ndim, index)].set(source.astype(self.dtype)),
                    inputs=("self", "index", "source"), attrs=("dim",),
-                   self=lambda grad, index, dim: run(INDEX_FILL, (grad, index), (dim, 0.0)),
+                   self=lambda grad, index, dim: call_op(INDEX_FILL, (grad, index), (dim, 0.0)),
                    source=lambda grad, index, dim: index_select(grad, dim, index))
 INDEX_FILL = defop("index_fill", lambda self, index, dim, value:
                    self.at[_along(dim, self.ndim, index)].set(jnp.asarray(value, self.dtype)),
                    inputs=("self", "index"), attrs=("dim", "value"),
-                   self=lambda grad, index, dim: run(INDEX_FILL, (grad, index), (dim, 0.0)))
+                   self=lambda grad, index, dim: call_op(INDEX_FILL, (grad, index), (dim, 0.0)))
 
 
 def _index_arg(index, name):
@@ -408,22 +408,22 @@ def _index_arg(index, name):
 
 
 def index_select(input, dim, index):
-    return run(INDEX_SELECT, (input, _index_arg(index, "index_select")),
+    return call_op(INDEX_SELECT, (input, _index_arg(index, "index_select")),
                (_wrap_dim(dim, input.ndim), input._shape))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    return run(INDEX_ADD, (input, _index_arg(index, "index_add"), source),
+    return call_op(INDEX_ADD, (input, _index_arg(index, "index_add"), source),
                (_wrap_dim(dim, input.ndim), alpha))
 
 
 def index_copy(input, dim, index, source):
-    return run(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
+    return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
                (_wrap_dim(dim, input.ndim),))
 
 
 def index_fill(input, dim, index, value):
-    return run(INDEX_FILL, (input, _index_arg(index, "index_fill")),
+    return call_op(INDEX_FILL, (input, _index_arg(index, "index_fill")),
                (_wrap_dim(dim, input.ndim), value))
 
 
@@ -439,7 +439,7 @@ def setitem(self, index, value):
         # below does, with the index parsing and the checks that cannot fail skipped
         k = len(index._shape)
         if k and index._shape == self._shape[:k]:
-            return inplace(self, lambda t, v: run(MASK_PUT, (t, v, index),
+            return inplace(self, lambda t, v: call_op(MASK_PUT, (t, v, index),
                                                   (False, _DIMS[k], (), ())),
                            _number(value, self.dtype))
     target, adv = _basic(self, index, keep_single_slice=False)
@@ -657,7 +657,7 @@ def _out(op, tensors, attrs, arr, diff):
     t = _make(arr)
     if STATE.grad:
         for x in diff:
-            if x._rg:
+            if x._requires_grad:
                 _record(op, tensors, attrs, (t,))
                 if t._grad_fn is not None:  # a Python point for the engine (not fused)
                     t._grad_fn._sig = None
@@ -788,11 +788,11 @@ MASKED_SCATTER = defop("masked_scatter", _masked_scatter_k, inputs=("self", "mas
                        attrs=("shape", "source_sym_sizes"),
                        self=lambda grad, mask: masked_fill(grad, mask, 0.0),
                        source=lambda grad, mask, source_sym_sizes:
-                       run(MASKED_SCATTER_BWD, (grad, mask), (source_sym_sizes, grad._shape)))
+                       call_op(MASKED_SCATTER_BWD, (grad, mask), (source_sym_sizes, grad._shape)))
 MASKED_SCATTER_BWD = defop("masked_scatter_backward", _masked_scatter_bwd_k,
                            inputs=("grad", "mask"), attrs=("source_sym_sizes", "grad_sizes"),
                            grad=lambda grad, mask, source_sym_sizes, grad_sizes:
-                           run(MASKED_SCATTER, (grad.new_zeros(grad_sizes), mask, grad),
+                           call_op(MASKED_SCATTER, (grad.new_zeros(grad_sizes), mask, grad),
                                (grad_sizes, source_sym_sizes)))
 
 
@@ -814,7 +814,7 @@ def masked_scatter(input, mask, source):
     if not isinstance(mask._value, jax.core.Tracer) and \
             source.numel() < _host_mask(mask).flat(shape)[0]:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    return run(MASKED_SCATTER, (input, mask, source), (shape, source._shape))
+    return call_op(MASKED_SCATTER, (input, mask, source), (shape, source._shape))
 
 
 def _masked_scatter_padded(zeros, mask, values):
@@ -873,7 +873,7 @@ def _mask_take_k(self, mask, positions, count, self_sym_sizes):
 def _mask_put_self_grad(grad, indices, accumulate, positions):
     if accumulate:
         return grad
-    return run(MASK_PUT, (grad, _zero_like0(grad), *indices), (False, positions, (), ()))
+    return call_op(MASK_PUT, (grad, _zero_like0(grad), *indices), (False, positions, (), ()))
 
 
 def _mask_put_values_grad(grad, indices, positions, values_view, values_sizes):
@@ -898,13 +898,13 @@ MASK_PUT_SEQ = defop("mask_put_seq", lambda self, values, *indices, accumulate, 
                      attrs=("accumulate", "positions", "count"), node="IndexPutBackward0",
                      self=_mask_put_self_grad,
                      values=lambda grad, indices, positions, count:
-                     run(MASK_TAKE, (grad, *indices), (positions, count, grad._shape)))
+                     call_op(MASK_TAKE, (grad, *indices), (positions, count, grad._shape)))
 MASK_TAKE = defop("mask_take", lambda self, *indices, positions, count, self_sym_sizes:
                   _mask_take_k(self, indices[0], positions, count, self_sym_sizes),
                   inputs=("self", "*indices"), attrs=("positions", "count", "self_sym_sizes"),
                   node="IndexBackward0",
                   self=lambda grad, indices, positions, count, self_sym_sizes:
-                  run(MASK_PUT_SEQ, (grad.new_zeros(self_sym_sizes), grad, *indices),
+                  call_op(MASK_PUT_SEQ, (grad.new_zeros(self_sym_sizes), grad, *indices),
                       (True, positions, count)))
 
 
@@ -921,13 +921,13 @@ def _mask_put(t, d, mask, value, accumulate):
         else:
             c = len(vs) - len(post) - 1
             view = vs[:c] + (1,) * k + vs[c + 1:]
-        return run(MASK_PUT, (t, value, mask), (accumulate, positions, view, vs))
+        return call_op(MASK_PUT, (t, value, mask), (accumulate, positions, view, vs))
     if len(vs) > len(post):
         n = vs[len(vs) - len(post) - 1]
         if can_broadcast_to(vs, pre + (n,) + post):
             count = _known_count(mask)
             if count is None or count == n:
-                return run(MASK_PUT_SEQ, (t, value, mask), (accumulate, positions, n))
+                return call_op(MASK_PUT_SEQ, (t, value, mask), (accumulate, positions, n))
     count = _known_count(mask)
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast "
                        f"to indexing result of shape "

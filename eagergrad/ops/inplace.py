@@ -35,8 +35,10 @@ def inplace(self, fn, *args, **kwargs):
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
     view = self._base is not None
-    self_rg = self._rg or view and self._base._rg  # (self.requires_grad, inlined)
-    record = STATE.grad and (self_rg or any(isinstance(a, Tensor) and a._rg for a in args))
+    # (self.requires_grad, inlined)
+    self_rg = self._requires_grad or view and self._base._requires_grad
+    record = STATE.grad and (self_rg or any(isinstance(a, Tensor) and a._requires_grad
+                                            for a in args))
     if record:  # torch's check_inplace, before the kernel's own checks
         if view:
             _check_view(self)
@@ -53,8 +55,8 @@ def inplace(self, fn, *args, **kwargs):
         return self
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
     if self_rg:
-        snap._rg, snap._grad_fn, snap._out_nr, snap._acc = True, \
-            self.grad_fn if view else self._grad_fn, self._out_nr, self._acc
+        snap._requires_grad, snap._grad_fn, snap._out_nr, snap._accumulator_ref = True, \
+            self.grad_fn if view else self._grad_fn, self._out_nr, self._accumulator_ref
     out = fn(snap, *args, **kwargs)
     if out.dtype is not self.dtype and _can_cast(out.dtype, self.dtype):
         out = out.to(self.dtype)
@@ -63,15 +65,15 @@ def inplace(self, fn, *args, **kwargs):
     saved = getattr(node, "_saved", None)
     saved_out = [s for s in saved.values() if getattr(s, "_is_output", False)] if saved else ()
     for s in saved_out:  # a saved result is now this tensor
-        s._vc, s._version = self._vc, self._vc.v
-        s._src = (self._st, self._vchain, self._st.gen)
+        s._version_counter, s._version = self._version_counter, self._version_counter.version
+        s._src = (self._storage, self._vchain, self._storage.generation)
     if view:
         rebase_history(self, node)
         for s in saved_out:  # torch's is_inplace_on_view SavedVariable: names the view's node
             s._meta = s._meta[:3] + (weakref.ref(self.grad_fn),)
     else:
         old = self._grad_fn
-        self._grad_fn, self._out_nr, self._rg = node, out._out_nr, out._rg
+        self._grad_fn, self._out_nr, self._requires_grad = node, out._out_nr, out._requires_grad
         if self._retains_grad and old is not None:  # retain_grad follows the tensor
             old._retain_hooks.pop(snap._out_nr, None)
             self._attach_retain()
@@ -98,19 +100,19 @@ def _donatable(self, args):
         return False
     for a in args:
         if isinstance(a, Tensor):
-            if a._st is self._st or not can_broadcast_to(a._shape, self._shape) or (
+            if a._storage is self._storage or not can_broadcast_to(a._shape, self._shape) or (
                     a.dtype is not self.dtype and not (a._wrapped and a.dtype._kind <= 2)):
                 return False
         elif type(a) not in (int, float, bool):
             return False
-    arr = self._st.array
+    arr = self._storage.array
     # the Storage's slot, `arr` and the argument; never a tracer (donation is eager only)
     return sys.getrefcount(arr) == 3 and not isinstance(arr, jax.core.Tracer)
 
 
 def _donating(self, fn, args, kwargs):
     tl = DONATING.tl
-    tl.storage = self._st
+    tl.storage = self._storage
     DONATING.n += 1
     try:
         return fn(self, *args, **kwargs)
@@ -136,7 +138,7 @@ _PARTIAL_OK = frozenset(("_fill", "masked_fill", "index_fill", "index_add", "ind
 def _check_overlap(self, fn, args):
     if self._stride is None:  # dense, so no internal overlap; other storages can't overlap
         for a in args:
-            if isinstance(a, Tensor) and a._st is self._st:
+            if isinstance(a, Tensor) and a._storage is self._storage:
                 break
         else:
             return
@@ -158,12 +160,12 @@ def _write_result(self, out):
         _check_cast(out, self)
         self._write(out._value)
     elif self._vchain is None:  # the common case, as _write does it
-        st = self._st
+        st = self._storage
         st.array = out._value
-        st.gen += 1
+        st.generation += 1
     else:
         self._write(out._value)
-    self._vc.v += 1
+    self._version_counter.version += 1
 
 
 def _check_cast(out, self):

@@ -3,8 +3,7 @@ at::matmul does, so its graph (MmBackward0, UnsafeViewBackward0, ...) is torch's
 import jax
 import jax.numpy as jnp
 
-from ._args import promote
-from ._table import defop, run
+from ._table import defop, call_op
 from . import shape as S
 
 # float32 matmuls in full precision, as torch: XLA's CPU default already is; on GPU/TPU
@@ -56,7 +55,7 @@ def mm(input, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x"
                            f"{input._shape[1]} and {mat2._shape[0]}x{mat2._shape[1]})")
     _check_dtypes(input, mat2, "mm")
-    return run(MM, (input, mat2))
+    return call_op(MM, (input, mat2))
 
 
 def bmm(input, mat2):
@@ -68,7 +67,7 @@ def bmm(input, mat2):
                            f"[{input._shape[0]}, {input._shape[2]}] but got: "
                            f"[{mat2._shape[0]}, {mat2._shape[1]}].")
     _check_dtypes(input, mat2, "bmm")
-    return run(BMM, (input, mat2))
+    return call_op(BMM, (input, mat2))
 
 
 def mv(input, vec):
@@ -77,7 +76,7 @@ def mv(input, vec):
                            f" mat ({'x'.join(map(str, input._shape))}), vec "
                            f"({vec._shape[0] if vec.ndim else ''})")
     _check_dtypes(input, vec, "mv")
-    return run(MV, (input, vec))
+    return call_op(MV, (input, vec))
 
 
 def dot(input, tensor):
@@ -90,7 +89,7 @@ def dot(input, tensor):
                            "got {} and {} elements respectively".format(input._shape[0],
                                                                          tensor._shape[0]))
     _check_dtypes(input, tensor, "dot")
-    return run(DOT, (input, tensor))
+    return call_op(DOT, (input, tensor))
 
 
 def outer(input, vec2):
@@ -107,7 +106,7 @@ def _should_fold(t1, t2):
     big, small = (t1, t2) if larger else (t2, t1)
     if not (big.ndim >= 3 and small.ndim <= 2):
         return False
-    if small._rg:  # folding keeps the smaller operand's gradient a plain mm
+    if small._requires_grad:  # folding keeps the smaller operand's gradient a plain mm
         return True
     if t1.ndim == 2:
         return False
@@ -131,7 +130,7 @@ def matmul(input, other):
         return mv(input, other)
     if d1 == 1 and d2 == 2:
         out = mm(S.unsqueeze(input, 0), other)  # ATen: .squeeze_(0) -> SqueezeBackward4
-        return run(S.SQUEEZE4, (out,), ((0,), out._shape))
+        return call_op(S.SQUEEZE4, (out,), ((0,), out._shape))
     if d1 == 2 and d2 == 2:
         return mm(input, other)
     if _should_fold(input, other):
@@ -142,14 +141,14 @@ def matmul(input, other):
         folded = S.reshape(t1, (_prod(shape), t1._shape[-1]))
         if t2.ndim == 2:
             out = mm(folded, t2)
-            out = run(S.UNSAFE_VIEW, (out,), (shape + (t2._shape[1],), out._shape))
+            out = call_op(S.UNSAFE_VIEW, (out,), (shape + (t2._shape[1],), out._shape))
             return S.contiguous(S.transpose(out, -2, -1)) if transpose else out
         out = mv(folded, t2)
-        return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+        return call_op(S.UNSAFE_VIEW, (out,), (shape, out._shape))
     if d1 == 3 and d2 == 3 and input._shape[0] != other._shape[0]:
-        if input._shape[0] == 1 and input._rg:
+        if input._shape[0] == 1 and input._requires_grad:
             return matmul(S.squeeze(input, 0), other)
-        if other._shape[0] == 1 and other._rg:
+        if other._shape[0] == 1 and other._requires_grad:
             return matmul(input, S.squeeze(other, 0))
     # batched: broadcast batch dims, expand, reshape to 3-D, bmm, view back
     n = input._shape[-2] if d1 > 1 else 1
@@ -166,7 +165,7 @@ def matmul(input, other):
     out = bmm(a3, b3)
     if vector_rhs:
         out = S.squeeze(out, -1)
-    return run(S.UNSAFE_VIEW, (out,), (shape, out._shape))
+    return call_op(S.UNSAFE_VIEW, (out,), (shape, out._shape))
 
 
 def _broadcast_batch(a, b):

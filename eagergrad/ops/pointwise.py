@@ -9,7 +9,7 @@ from jax import lax
 from .. import _dtypes as D
 from .._cache import keyed
 from ._args import as_t, float_of, promote
-from ._table import defop, run
+from ._table import defop, call_op
 from ..tensor import Tensor, _zeros_meta
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -72,7 +72,7 @@ def _zeros(grad):
 def _run(op, tensors, attrs=()):
     """`run` for ops of several tensors: jax's broadcasting error becomes torch's."""
     try:
-        return run(op, tensors, attrs)
+        return call_op(op, tensors, attrs)
     except (ValueError, TypeError):
         _check_broadcast(*[t._shape for t in tensors])
         raise
@@ -301,14 +301,14 @@ def pow(input, exponent):
     if not isinstance(input, Tensor):
         e = as_t(exponent)
         b = as_t(input)
-        return run(POW_ST, (b, e), (_pow_dtype(b, e),))
+        return call_op(POW_ST, (b, e), (_pow_dtype(b, e),))
     if isinstance(exponent, Tensor):
         e = exponent
         return _run(POW_T, (input, e), (_pow_dtype(input, e),))
     dt = promote(input, as_t(exponent))
     if not dt.is_differentiable and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return run(POW_S, (input,), (exponent, dt))
+    return call_op(POW_S, (input,), (exponent, dt))
 
 
 def _pow_dtype(b, e):
@@ -384,10 +384,10 @@ def _unary_fn(name):
         def f(input):
             if not input.dtype.is_differentiable:  # integers compute in the default dtype
                 input = input.to(D.get_default_dtype())  # (never recorded: no grad)
-            return run(op, (input,))
+            return call_op(op, (input,))
     else:
         def f(input):
-            return run(op, (input,))
+            return call_op(op, (input,))
     f.__name__ = name
     f.__doc__ = f"torch.{name}, elementwise."
     return f
@@ -411,8 +411,8 @@ ROUND_DEC = defop("round_decimals", _round_dec, attrs=("decimals",), node="Round
 
 def _round(input, decimals=0):
     if decimals:
-        return run(ROUND_DEC, (input,), (decimals,))
-    return run(UNARY["round"], (input,))
+        return call_op(ROUND_DEC, (input,), (decimals,))
+    return call_op(UNARY["round"], (input,))
 
 
 globals()["round"] = _round
@@ -420,7 +420,7 @@ globals()["round"] = _round
 
 def conj_physical(input):
     """torch.conj_physical: a real tensor is returned as is, as torch."""
-    return run(UNARY["conj_physical"], (input,)) if input.is_complex() else input
+    return call_op(UNARY["conj_physical"], (input,)) if input.is_complex() else input
 negative = globals()["neg"]
 absolute = globals()["abs"]
 
@@ -488,8 +488,8 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = as_t(min if min is not None else -math.inf).to(dt)
         hi = as_t(max if max is not None else math.inf).to(dt)
-        return run(CLAMP_T, (input, lo, hi))
-    return run(CLAMP, (input,), (keyed(min), keyed(max)))
+        return call_op(CLAMP_T, (input, lo, hi))
+    return call_op(CLAMP, (input,), (keyed(min), keyed(max)))
 
 
 def _clamp_dtype(input, min, max):
@@ -506,14 +506,14 @@ def clamp_min(input, min):
     if isinstance(min, Tensor):
         return clamp(input, min)
     dt = _clamp_dtype(input, min, None)
-    return run(CLAMP_MIN, (input if dt is input.dtype else input.to(dt),), (keyed(min),))
+    return call_op(CLAMP_MIN, (input if dt is input.dtype else input.to(dt),), (keyed(min),))
 
 
 def clamp_max(input, max):
     if isinstance(max, Tensor):
         return clamp(input, None, max)
     dt = _clamp_dtype(input, None, max)
-    return run(CLAMP_MAX, (input if dt is input.dtype else input.to(dt),), (keyed(max),))
+    return call_op(CLAMP_MAX, (input if dt is input.dtype else input.to(dt),), (keyed(max),))
 
 
 def _split_ties(grad, self, other, drop):
@@ -598,26 +598,26 @@ _ISFIN = defop("isfinite", jnp.isfinite)
 
 
 def logical_not(input):
-    return run(_LNOT, (input,))
+    return call_op(_LNOT, (input,))
 
 
 def bitwise_not(input):
     if input.dtype.is_differentiable:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    return run(_BNOT, (input,))
+    return call_op(_BNOT, (input,))
 
 
 def isnan(input):
-    return run(_ISNAN, (input,))
+    return call_op(_ISNAN, (input,))
 
 
 def isinf(input):
-    return run(_ISINF, (input,))
+    return call_op(_ISINF, (input,))
 
 
 def isfinite(input):
-    return run(_ISFIN, (input,))
+    return call_op(_ISFIN, (input,))
 
 
 # ---- angle (conj, real and imag are views: ops/shape.py) ------------------------------
@@ -632,7 +632,7 @@ def _angle_grad(grad, self):
 
 
 def angle(input):
-    return run(_ANGLE, (input,))
+    return call_op(_ANGLE, (input,))
 
 
 _bool = D.bool_

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .. import _dtypes as D
 from ..creation import from_jax
 from ..tensor import Tensor, _wrap_dim
-from ._table import defop, run
+from ._table import defop, call_op
 from .index import zeros_scatter
 from .pointwise import maximum, minimum, where
 
@@ -52,8 +52,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """torch.sum, over all elements or over `dim` (int or tuple)."""
     dt = _sum_dtype(input.dtype, dtype)
     if dim is None:
-        return run(SUM0, (input,), (dt, input._shape))
-    return run(SUM1, (input,), (_dims(dim, input.ndim), keepdim, dt, input._shape))
+        return call_op(SUM0, (input,), (dt, input._shape))
+    return call_op(SUM1, (input,), (_dims(dim, input.ndim), keepdim, dt, input._shape))
 
 
 def _numel(shape, dims):
@@ -83,8 +83,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype.name.capitalize()}")
     if dim is None:
-        return run(MEAN0, (input,), (input._shape, input.numel()))
-    return run(MEAN1, (input,), (_dims(dim, input.ndim), keepdim, input._shape, input.numel()))
+        return call_op(MEAN0, (input,), (input._shape, input.numel()))
+    return call_op(MEAN1, (input,), (_dims(dim, input.ndim), keepdim, input._shape, input.numel()))
 
 
 def _prod_others(self, dim, result):
@@ -120,8 +120,8 @@ PROD1 = defop("prod_dim", lambda self, dim, keepdim, dtype:
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     dt = _sum_dtype(input.dtype, dtype)
     if dim is None:
-        return run(PROD0, (input,), (dt,))
-    return run(PROD1, (input,), (_wrap_dim(dim, input.ndim), keepdim, dt))
+        return call_op(PROD0, (input,), (dt,))
+    return call_op(PROD1, (input,), (_wrap_dim(dim, input.ndim), keepdim, dt))
 
 
 def _even(grad, self, dim, keepdim, result):
@@ -145,13 +145,13 @@ AMIN = defop("amin", lambda self, dim, keepdim: jnp.min(self, axis=dim, keepdims
 def amax(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty(input, "amax", dims)
-    return run(AMAX, (input,), (dims, keepdim))
+    return call_op(AMAX, (input,), (dims, keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty(input, "amin", dims)
-    return run(AMIN, (input,), (dims, keepdim))
+    return call_op(AMIN, (input,), (dims, keepdim))
 
 
 def _evenly(grad, self, result):
@@ -205,10 +205,10 @@ def _minmax(op_all, op_dim, cmp, name):
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
-            return run(op_all, (input,))
+            return call_op(op_all, (input,))
         d = _wrap_dim(dim, input.ndim)
         _check_nonempty(input, name, (d,))
-        return _MinMax(run(op_dim, (input,), (d, keepdim, input._shape)))
+        return _MinMax(call_op(op_dim, (input,), (d, keepdim, input._shape)))
     f.__name__ = name
     return f
 
@@ -266,12 +266,12 @@ def _var_args(input, dim, unbiased, correction):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, c = _var_args(input, dim, unbiased, correction)
-    return run(VAR, (input,), (dims, c, keepdim))
+    return call_op(VAR, (input,), (dims, c, keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, c = _var_args(input, dim, unbiased, correction)
-    return run(STD, (input,), (dims, c, keepdim))
+    return call_op(STD, (input,), (dims, c, keepdim))
 
 
 def _vnorm_k(self, ord, dim, keepdim, dtype):
@@ -319,7 +319,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     out = D.as_dtype(dtype) if dtype is not None else input.dtype.to_real()
     # ord and dim as torch's node keeps them: an int ord stays an int, no dim is None
     ord = ord if type(ord) in (int, float) else float(ord)
-    return run(VNORM, (input,), (ord, None if dim is None else _dims(dim, input.ndim),
+    return call_op(VNORM, (input,), (ord, None if dim is None else _dims(dim, input.ndim),
                                  keepdim, out))
 
 
@@ -344,7 +344,7 @@ LSE = defop("logsumexp", _lse_k, attrs=("dim", "keepdim"),
 
 
 def logsumexp(input, dim, keepdim=False):
-    return run(LSE, (input,), (_dims(dim, input.ndim), keepdim))
+    return call_op(LSE, (input,), (_dims(dim, input.ndim), keepdim))
 
 
 def _softmax_k(self, dim, dtype):
@@ -372,7 +372,7 @@ def _sm(op):
                                       "pass dim explicitly")
         dt = D.as_dtype(dtype) if dtype is not None else (
             input.dtype if input.dtype.is_differentiable else D.get_default_dtype())
-        return run(op, (input,), (_wrap_dim(dim, input.ndim), dt))
+        return call_op(op, (input,), (_wrap_dim(dim, input.ndim), dt))
     return f
 
 
@@ -385,7 +385,7 @@ def _bool_reduce(fn, name):
                attrs=("dim", "keepdim"))
 
     def f(input, dim=None, keepdim=False):
-        return run(op, (input,), (None if dim is None else _dims(dim, input.ndim), keepdim))
+        return call_op(op, (input,), (None if dim is None else _dims(dim, input.ndim), keepdim))
     f.__name__ = name
     return f
 

@@ -12,7 +12,7 @@ from .._storage import contiguous_strides, register_special, view_strides as _at
 from ..device import device as _device
 from ..tensor import Tensor, _wrap_dim
 from ._args import promote
-from ._table import defop, run
+from ._table import defop, call_op
 
 
 def _infer_size(shape, numel):
@@ -85,7 +85,7 @@ def view(input, *shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
-    return run(VIEW, (input,), (size, input._shape))
+    return call_op(VIEW, (input,), (size, input._shape))
 
 
 def reshape(input, *shape):
@@ -93,10 +93,10 @@ def reshape(input, *shape):
     `_reshape_alias` of another), else a copy, as torch."""
     size = _infer_size(_shape_arg(shape), input.numel())
     if input.is_contiguous():
-        return run(VIEW, (input,), (size, input._shape))
+        return call_op(VIEW, (input,), (size, input._shape))
     if _view_strides(input._shape, input.stride(), size) is not None:
-        return run(RESHAPE_ALIAS, (input,), (size, input._shape))
-    return run(UNSAFE_VIEW, (clone(input),), (size, input._shape))
+        return call_op(RESHAPE_ALIAS, (input,), (size, input._shape))
+    return call_op(UNSAFE_VIEW, (clone(input),), (size, input._shape))
 
 
 def view_as(input, other):
@@ -138,7 +138,7 @@ UNSQUEEZE = defop("unsqueeze", lambda self, dim: jnp.expand_dims(self, dim), att
 
 
 def unsqueeze(input, dim):
-    return run(UNSQUEEZE, (input,), (_wrap_dim(dim, input.ndim + 1),))
+    return call_op(UNSQUEEZE, (input,), (_wrap_dim(dim, input.ndim + 1),))
 
 
 def _squeeze_meta(src, attrs, idx, shape):
@@ -162,13 +162,13 @@ def squeeze(input, dim=None):
     shape = input._shape
     if dim is None:
         dims = tuple(i for i, n in enumerate(shape) if n == 1)
-        return run(SQUEEZE0, (input,), (dims, shape))
+        return call_op(SQUEEZE0, (input,), (dims, shape))
     if isinstance(dim, int):
         d = _wrap_dim(dim, input.ndim)
         dims = (d,) if input.ndim and shape[d] == 1 else ()
-        return run(SQUEEZE1, (input,), (dims, shape))
+        return call_op(SQUEEZE1, (input,), (dims, shape))
     dims = tuple(sorted(d for d in {_wrap_dim(x, input.ndim) for x in dim} if shape[d] == 1))
-    return run(SQUEEZE2, (input,), (dims, shape))
+    return call_op(SQUEEZE2, (input,), (dims, shape))
 
 
 def _perm_meta(src, attrs, idx, shape):
@@ -197,7 +197,7 @@ PERMUTE = defop("permute", lambda self, dims: jnp.transpose(self, dims), attrs=(
 
 def transpose(input, dim0, dim1):
     nd = input.ndim
-    return run(TRANSPOSE, (input,), (_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
+    return call_op(TRANSPOSE, (input,), (_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
 
 
 swapaxes = swapdims = transpose
@@ -208,8 +208,8 @@ def t(input):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
     if input.ndim < 2:
-        return run(T, (input,), (0, 0))
-    return run(T, (input,), (0, 1))
+        return call_op(T, (input,), (0, 0))
+    return call_op(T, (input,), (0, 1))
 
 
 def permute(input, *dims):
@@ -220,7 +220,7 @@ def permute(input, *dims):
                            f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}"
                            if len(dims) != input.ndim else "permute(): duplicate dims are not "
                            "allowed.")
-    return run(PERMUTE, (input,), (dims,))
+    return call_op(PERMUTE, (input,), (dims,))
 
 
 def _T(input):
@@ -268,7 +268,7 @@ def expand(input, *sizes):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(input._shape)}")
         out.append(s)
-    return run(EXPAND, (input,), (tuple(out), input._shape))
+    return call_op(EXPAND, (input,), (tuple(out), input._shape))
 
 
 def expand_as(input, other):
@@ -309,7 +309,7 @@ SELECT = defop("select", lambda self, dim, index, self_sym_sizes:
                lax.index_in_dim(self, index, dim, keepdims=False),
                attrs=("dim", "index", "self_sym_sizes"), view=_select_meta,
                self=lambda grad, dim, index, self_sym_sizes:
-               run(SELECT_BACKWARD, (grad,), (self_sym_sizes, dim, index)))
+               call_op(SELECT_BACKWARD, (grad,), (self_sym_sizes, dim, index)))
 
 
 def select(input, dim, index):
@@ -320,7 +320,7 @@ def select(input, dim, index):
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input._shape)} at dimension {d}")
-    return run(SELECT, (input,), (d, index % n, input._shape))
+    return call_op(SELECT, (input,), (d, index % n, input._shape))
 
 
 def _slice_meta(src, attrs, idx, shape):
@@ -342,12 +342,12 @@ SLICE_BACKWARD = defop("slice_backward", lambda grad_output, input_sizes, dim, s
                                                         "step"),
                        node="SliceBackwardBackward0",
                        grad_output=lambda grad, dim, start, end, step:
-                       run(SLICE, (grad,), (dim, start, end, step, grad._shape)))
+                       call_op(SLICE, (grad,), (dim, start, end, step, grad._shape)))
 SLICE = defop("slice", lambda self, dim, start, end, step, self_sym_sizes:
               _slice_k(self, dim, start, end, step),
               attrs=("dim", "start", "end", "step", "self_sym_sizes"), view=_slice_meta,
               self=lambda grad, dim, start, end, step, self_sym_sizes:
-              run(SLICE_BACKWARD, (grad,), (self_sym_sizes, dim, start, end, step)))
+              call_op(SLICE_BACKWARD, (grad,), (self_sym_sizes, dim, start, end, step)))
 
 
 def _slice(input, dim, start, end, step=1):
@@ -358,7 +358,7 @@ def _slice(input, dim, start, end, step=1):
     end = n if end is None else (end + n if end < 0 else end)
     start = min(max(start, 0), n)
     end = min(max(end, start), n)
-    return run(SLICE, (input,), (dim, start, end, step, input._shape))
+    return call_op(SLICE, (input,), (dim, start, end, step, input._shape))
 
 
 def narrow(input, dim, start, length):
@@ -412,12 +412,12 @@ def split(tensor, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         sizes = tuple(min(s, n - i) for i in range(0, n, s)) if n else (0,)
-        return run(SPLIT, (tensor,), (sizes, d, s))
+        return call_op(SPLIT, (tensor,), (sizes, d, s))
     sizes = tuple(split_size_or_sections)
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
-    return run(SPLIT_SIZES, (tensor,), (sizes, d))
+    return call_op(SPLIT_SIZES, (tensor,), (sizes, d))
 
 
 def chunk(input, chunks, dim=0):
@@ -426,7 +426,7 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
-    return run(UNBIND, (input,), (_wrap_dim(dim, input.ndim),))
+    return call_op(UNBIND, (input,), (_wrap_dim(dim, input.ndim),))
 
 
 # ---- cat / stack (variadic differentiable input) ---------------------------------------
@@ -469,7 +469,7 @@ def cat(tensors, dim=0):
                                f"number {i} in the list.")
     dt = promote(*tensors)
     sizes = tuple(t._shape[d] if t._shape != (0,) else 0 for t in tensors)
-    return run(CAT, tuple(tensors), (d, dt, sizes))
+    return call_op(CAT, tuple(tensors), (d, dt, sizes))
 
 
 concat = concatenate = cat
@@ -485,7 +485,7 @@ def stack(tensors, dim=0):
                                f"{list(tensors[0]._shape)} at entry 0 and {list(t._shape)} at "
                                f"entry {i}")
     d = _wrap_dim(dim, tensors[0].ndim + 1)
-    return run(STACK, tuple(tensors), (d, promote(*tensors)))
+    return call_op(STACK, tuple(tensors), (d, promote(*tensors)))
 
 
 # ---- copies and conversions --------------------------------------------------------------
@@ -501,7 +501,7 @@ TO_COPY = defop("_to_copy", _to_copy_k, attrs=("dtype", "device"), self=lambda g
 
 
 def clone(input, *, memory_format=None):
-    return run(CLONE, (input,))
+    return call_op(CLONE, (input,))
 
 
 def contiguous(input, memory_format=None):
@@ -520,9 +520,9 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
             device = a
     out = input
     if dtype is not None and D.as_dtype(dtype) is not input.dtype:
-        out = run(TO_COPY, (input,), (D.as_dtype(dtype), None))
+        out = call_op(TO_COPY, (input,), (D.as_dtype(dtype), None))
     if device is not None and _device(device) != input.device:
-        out = run(TO_COPY, (out,), (out.dtype, _device(device)))  # differentiable copy
+        out = call_op(TO_COPY, (out,), (out.dtype, _device(device)))  # differentiable copy
     if copy and out is input:
         out = clone(input)
     return out
@@ -565,7 +565,7 @@ DIAGONAL = defop("diagonal", lambda self, offset, dim1, dim2, self_sym_sizes:
                  jnp.diagonal(self, offset, dim1, dim2),
                  attrs=("offset", "dim1", "dim2", "self_sym_sizes"), view=_diag_meta,
                  self=lambda grad, offset, dim1, dim2, self_sym_sizes:
-                 run(DIAGONAL_BACKWARD, (grad,), (self_sym_sizes, offset, dim1, dim2)))
+                 call_op(DIAGONAL_BACKWARD, (grad,), (self_sym_sizes, offset, dim1, dim2)))
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -573,7 +573,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return run(DIAGONAL, (input,), (offset, d1, d2, input._shape))
+    return call_op(DIAGONAL, (input,), (offset, d1, d2, input._shape))
 
 
 def _unfold_k(self, dimension, size, step):
@@ -604,7 +604,7 @@ UNFOLD = defop("unfold", lambda self, dimension, size, step, self_sym_sizes:
                _unfold_k(self, dimension, size, step),
                attrs=("dimension", "size", "step", "self_sym_sizes"), view=_unfold_meta,
                self=lambda grad, dimension, size, step, self_sym_sizes:
-               run(UNFOLD_BACKWARD, (grad,), (self_sym_sizes, dimension, size, step)))
+               call_op(UNFOLD_BACKWARD, (grad,), (self_sym_sizes, dimension, size, step)))
 
 
 def unfold(input, dimension, size, step):
@@ -614,7 +614,7 @@ def unfold(input, dimension, size, step):
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return run(UNFOLD, (input,), (d, size, step, input._shape))
+    return call_op(UNFOLD, (input,), (d, size, step, input._shape))
 
 
 def _as_strided_k(self, size, stride, storage_offset):
@@ -638,7 +638,7 @@ AS_STRIDED = defop("as_strided", lambda self, size, stride, storage_offset, self
                    attrs=("size", "stride", "storage_offset", "self_sym_sizes"),
                    view=lambda s, a, i, sh: (a[1], a[2]),
                    self=lambda grad, size, stride, storage_offset, self_sym_sizes:
-                   run(AS_STRIDED_BACKWARD, (grad,), (self_sym_sizes, size, stride,
+                   call_op(AS_STRIDED_BACKWARD, (grad,), (self_sym_sizes, size, stride,
                                                       storage_offset)))
 
 
@@ -659,7 +659,7 @@ def as_strided(input, size, stride, storage_offset=None):
                            f"offset {storage_offset}, and itemsize {input.dtype.itemsize} "
                            f"requiring a storage size of {need * input.dtype.itemsize} are out "
                            f"of bounds for storage of size {input.numel() * input.dtype.itemsize}")
-    return run(AS_STRIDED, (input,), (size, stride, storage_offset, input._shape))
+    return call_op(AS_STRIDED, (input,), (size, stride, storage_offset, input._shape))
 
 
 def _var_meta(src, attrs, idx, shape):
@@ -674,7 +674,7 @@ VIEW_AS_COMPLEX = defop("view_as_complex", lambda self: jax.lax.complex(self[...
                                                                          self[..., 1]),
                         view=_vac_meta, self=lambda grad: _view_as_real(grad))
 VIEW_AS_REAL = defop("view_as_real", lambda self: jnp.stack([jnp.real(self), jnp.imag(self)], -1),
-                     view=_var_meta, self=lambda grad: run(VIEW_AS_COMPLEX, (grad,)))
+                     view=_var_meta, self=lambda grad: call_op(VIEW_AS_COMPLEX, (grad,)))
 
 
 def view_as_real(input):
@@ -689,13 +689,13 @@ def view_as_real(input):
 
 
 def _view_as_real(input):
-    return run(VIEW_AS_REAL, (input,))
+    return call_op(VIEW_AS_REAL, (input,))
 
 
 def view_as_complex(input):
     if input._shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    return run(VIEW_AS_COMPLEX, (input,))
+    return call_op(VIEW_AS_COMPLEX, (input,))
 
 
 def _register_view_writers():
@@ -758,7 +758,7 @@ def conj(input):
     >>> z
     tensor([2.+4.j])
     """
-    return input if not input.is_complex() else run(_CONJ, (input,))
+    return input if not input.is_complex() else call_op(_CONJ, (input,))
 
 
 def is_conj(input):

@@ -15,13 +15,12 @@ history (`AsStridedBackward0`) the next time it is read.
 """
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._storage import register_special, view_of, write_into  # noqa: F401
 from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
 from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _zeros_meta
-from ._table import _record, defop, run
+from ._table import _record, defop, call_op
 
 def has_internal_overlap(t):
     """torch's has_internal_overlap == YES: a dim of size > 1 with stride 0 (an expand)."""
@@ -57,7 +56,7 @@ def _dense_range(t):
 def check_no_partial_overlap(out, src):
     """torch's assert_no_partial_overlap(out, src) for two tensors over one storage:
     both dense, their memory ranges intersect, and they are not the same layout."""
-    if src is out or src._st is not out._st or not out.numel() or not src.numel():
+    if src is out or src._storage is not out._storage or not out.numel() or not src.numel():
         return
     a, b = _dense_range(out), _dense_range(src)
     if a is None or b is None:
@@ -108,20 +107,20 @@ AS_STRIDED = defop("as_strided_view", lambda self, chain, size, stride, storage_
                           "self_dtype"),
                    node="AsStridedBackward0",
                    self=lambda grad, chain, self_sym_sizes, self_dtype:
-                   run(VIEW_SCATTER, (grad,), (chain, self_sym_sizes, self_dtype)))
+                   call_op(VIEW_SCATTER, (grad,), (chain, self_sym_sizes, self_dtype)))
 VIEW_SCATTER = defop("view_scatter", lambda grad, chain, base_shape, base_dtype:
                      write_into(jnp.zeros(base_shape, base_dtype.np), chain, grad, True),
                      inputs=("grad",), attrs=("chain", "base_shape", "base_dtype"),
                      node="AsStridedScatterBackward0",
-                     grad=lambda grad, chain: run(VIEW_GATHER, (grad,), (chain,)))
+                     grad=lambda grad, chain: call_op(VIEW_GATHER, (grad,), (chain,)))
 VIEW_GATHER = defop("view_gather", lambda self, chain: view_of(self, chain), attrs=("chain",),
                     node="AsStridedBackward0",
                     self=lambda grad, self, chain:
-                    run(VIEW_SCATTER, (grad,), (chain, self._shape, self.dtype)))
+                    call_op(VIEW_SCATTER, (grad,), (chain, self._shape, self.dtype)))
 VIEW_WRITE = defop("view_write", lambda self, src, chain: write_into(self, chain, src),
                    inputs=("self", "src"), attrs=("chain",), node="AsStridedScatterBackward0",
-                   self=lambda grad, src, chain: run(VIEW_WRITE, (grad, src * 0), (chain,)),
-                   src=lambda grad, chain: run(VIEW_GATHER, (grad,), (chain,)))
+                   self=lambda grad, src, chain: call_op(VIEW_WRITE, (grad, src * 0), (chain,)),
+                   src=lambda grad, chain: call_op(VIEW_GATHER, (grad,), (chain,)))
 
 
 class CopySlices(Node):
@@ -145,12 +144,12 @@ class CopySlices(Node):
         g = grads[0]
         if g is None:
             return [None] * len(self._next)
-        gs = run(VIEW_GATHER, (g,), (self._chain,))
+        gs = call_op(VIEW_GATHER, (g,), (self._chain,))
         res = _validate(fn, list(fn.apply([gs] + [None] * (len(fn._meta_in) - 1))))
         if self._overlap and res[0] is not None:
             check_no_overlap_error()  # torch copies res[0] into the view's slice of grad
         r0 = res[0] if res[0] is not None else _zeros_meta(gs._shape, gs.dtype)
-        return [run(VIEW_WRITE, (g, r0), (self._chain,))] + res[1:]
+        return [call_op(VIEW_WRITE, (g, r0), (self._chain,))] + res[1:]
 
     def _release(self):
         # torch's CopySlices::release_variables drops fn (and with it the nodes only fn
@@ -164,10 +163,10 @@ def rebase_history(view, fn):
     """After `fn` (the node of an in-place op on `view`) ran: the base's history goes
     through CopySlices; the view's grad_fn is regenerated lazily (Tensor.grad_fn)."""
     base = view._base
-    edge = base._edge() if base._rg else None
+    edge = base._edge() if base._requires_grad else None
     node = CopySlices(edge, (base._shape, base.dtype), view._vchain, fn,
                       has_internal_overlap(view))
-    base._grad_fn, base._out_nr, base._rg = node, 0, True
+    base._grad_fn, base._out_nr, base._requires_grad = node, 0, True
 
 
 def regenerate_grad_fn(view):
@@ -190,10 +189,10 @@ def _sync_view(self):
     modified in place: raise if the view may not be rebased (its creation meta), else
     regenerate its grad_fn from the base's history."""
     base = self._base
-    if self._grad_fn is None and not base._rg:
+    if self._grad_fn is None and not base._requires_grad:
         return
     handle_view_on_rebase(self, indirect=True)
-    self._attr_version = self._vc.v
+    self._attr_version = self._version_counter.version
     regenerate_grad_fn(self)
 
 
