@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from . import pointwise as P
 from ._args import as_t
 from ._table import defop, call_op
+from .inplace import overlap_rule
 
 ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
 FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
@@ -22,10 +23,12 @@ COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), 
 COPY.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a torch built-in node
 
 
+@overlap_rule(internal=False)
 def _zero(t):
     return call_op(ZERO, (t,))
 
 
+@overlap_rule(scalar_internal=False, partial=False)
 def _fill(t, value):
     if isinstance(value, Tensor):
         if value.ndim:
@@ -35,6 +38,7 @@ def _fill(t, value):
     return call_op(FILL, (t,), (keyed(value),))
 
 
+@overlap_rule(noop_on_self=True)  # torch's copy_ returns at once when src is self
 def _copy(t, src):
     src = as_t(src)
     if not can_broadcast_to(src._shape, t._shape):

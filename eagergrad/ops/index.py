@@ -18,7 +18,7 @@ from ._args import as_t, wrapped
 from .pointwise import where
 from ._table import _record, defop, call_op
 from .fill import _copy, _fill
-from .inplace import inplace
+from .inplace import inplace, overlap_rule
 from . import shape as S
 
 
@@ -279,6 +279,7 @@ def _zero_like0(t):
     return wrapped(0.0).to(t.dtype)
 
 
+@overlap_rule(internal=False)
 def index_put(input, indices, values, accumulate=False):
     """torch.index_put: `indices` a sequence of long tensors, bool masks (each covering
     as many dims as it has) or None (a full slice)."""
@@ -350,6 +351,7 @@ MASKED_FILL_T = defop("masked_fill_tensor", lambda self, mask, value:
                       value=lambda grad, mask: where(mask, grad, 0.0).sum())
 
 
+@overlap_rule(internal=False, partial=False)
 def masked_fill(input, mask, value):
     if mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -412,22 +414,35 @@ def index_select(input, dim, index):
                (_wrap_dim(dim, input.ndim), input._shape))
 
 
+@overlap_rule(partial=False)
 def index_add(input, dim, index, source, *, alpha=1):
     return call_op(INDEX_ADD, (input, _index_arg(index, "index_add"), source),
                (_wrap_dim(dim, input.ndim), alpha))
 
 
+@overlap_rule(partial=False)
 def index_copy(input, dim, index, source):
     return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
                (_wrap_dim(dim, input.ndim),))
 
 
+@overlap_rule(internal=False, partial=False)
 def index_fill(input, dim, index, value):
     return call_op(INDEX_FILL, (input, _index_arg(index, "index_fill")),
                (_wrap_dim(dim, input.ndim), value))
 
 
 _DIMS = tuple(tuple(range(k)) for k in range(65))
+
+
+@overlap_rule(internal=False)
+def _put_mask_number(t, v, mask):
+    return call_op(MASK_PUT, (t, v, mask), (False, _DIMS[mask.ndim], (), ()))
+
+
+@overlap_rule(internal=False)
+def _put_index(t, v, adv):
+    return _put(t, adv, v, False)
 
 
 def setitem(self, index, value):
@@ -439,9 +454,7 @@ def setitem(self, index, value):
         # below does, with the index parsing and the checks that cannot fail skipped
         k = len(index._shape)
         if k and index._shape == self._shape[:k]:
-            return inplace(self, lambda t, v: call_op(MASK_PUT, (t, v, index),
-                                                  (False, _DIMS[k], (), ())),
-                           _number(value, self.dtype))
+            return inplace(self, _put_mask_number, _number(value, self.dtype), index)
     target, adv = _basic(self, index, keep_single_slice=False)
     if adv:
         if isinstance(value, Tensor):
@@ -454,7 +467,7 @@ def setitem(self, index, value):
             value = _number(value, target.dtype)
         else:
             value = as_t(value)
-        return inplace(target, lambda t, v: _put(t, adv, v, False), value)
+        return inplace(target, _put_index, value, adv)
     value = as_t(value)
     if value.ndim == 0:
         return inplace(target, _fill, value.to(target.dtype))

@@ -128,11 +128,19 @@ def _check_view(view):
                            "in-place operation.")
 
 
-# torch's kernels that do not check their output for internal overlap (an expanded view),
-# and those that do not check an input for partial overlap with the output
-_INTERNAL_OK = frozenset(("_zero", "masked_fill", "index_fill", "index_put",
-                          "setitem.<locals>.<lambda>"))
-_PARTIAL_OK = frozenset(("_fill", "masked_fill", "index_fill", "index_add", "index_copy"))
+def overlap_rule(internal=True, partial=True, scalar_internal=True, noop_on_self=False):
+    """Mark an in-place kernel with the overlap checks torch's kernel makes: `internal`,
+    its output (self) may not overlap itself (an expanded view) (`scalar_internal`: also
+    when the value is a number); `partial`, an input may not partly overlap the output;
+    `noop_on_self`: nothing to check when the first argument is self (copy_). Unmarked
+    kernels check everything."""
+    def mark(fn):
+        fn.overlap_rule = (internal, partial, scalar_internal, noop_on_self)
+        return fn
+    return mark
+
+
+_CHECK_ALL = (True, True, True, False)
 
 
 def _check_overlap(self, fn, args):
@@ -142,16 +150,16 @@ def _check_overlap(self, fn, args):
                 break
         else:
             return
-    name = getattr(fn, "__qualname__", "")
-    if name == "_copy" and args[0] is self:
-        return  # torch's copy_ returns at once when src is self
-    scalar_fill = name == "_fill" and (not isinstance(args[0], Tensor) or args[0]._wrapped)
-    if name not in _INTERNAL_OK and not scalar_fill:
+    internal, partial, scalar_internal, noop_on_self = getattr(fn, "overlap_rule", _CHECK_ALL)
+    if noop_on_self and args[0] is self:
+        return
+    if internal and (scalar_internal or isinstance(args[0], Tensor) and not args[0]._wrapped):
         check_no_overlap(self)
-    if name not in _PARTIAL_OK:
+    if partial:
         for a in args:
-            if isinstance(a, Tensor) and not (a.ndim == 0 and name in _INTERNAL_OK):
-                check_no_partial_overlap(self, a)  # (x[mask] = 0-dim: torch's masked_fill_)
+            # (an index kernel that skips the internal check takes a 0-dim value as a fill)
+            if isinstance(a, Tensor) and not (a.ndim == 0 and not internal):
+                check_no_partial_overlap(self, a)
 
 
 def _write_result(self, out):

@@ -10,6 +10,7 @@ from jax import lax
 from .. import _dtypes as D
 from .._storage import contiguous_strides, register_special, view_strides as _aten_view_strides
 from ..device import device as _device
+from ..size import format_shape
 from ..tensor import Tensor, _wrap_dim
 from ._args import promote
 from ._table import defop, call_op
@@ -28,10 +29,10 @@ def _infer_size(shape, numel):
             known *= s
     if neg:
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
     elif known != numel:
-        raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
 
 
@@ -40,10 +41,6 @@ def _view_strides(shape, stride, size):
     if not shape:
         return contiguous_strides(size)
     return _aten_view_strides(shape, stride, size)
-
-
-def _fmt(shape):
-    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def _shape_arg(shape):
