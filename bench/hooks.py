@@ -1,14 +1,14 @@
 """ops_chain with one tensor hook per op: eagergrad with hooks vs without, and vs torch
-eager with the same hooks, from one process."""
+eager with the same hooks, each in its own process (_common.measure). A step's result:
+the gradients of x and w and how many times the hooks ran."""
+import functools
 import sys
 
-import numpy as np
-import torch
-
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import eagergrad as eg  # noqa: E402
-from _common import bench_all  # noqa: E402
-from ops_chain import N_OPS  # noqa: E402
+from _common import Candidate, measure  # noqa: E402
+from ops_chain import DATA, N_OPS  # noqa: E402
+
+STEPS = 300  # per round, every candidate: ~0.13-0.2 s of torch
 
 
 def chain(x, w, hook):
@@ -29,32 +29,38 @@ def chain(x, w, hook):
     return y.sum()
 
 
-def main():
-    data = np.random.RandomState(0).randn(2, 100).astype(np.float32)
+def torch_like(L, hooks):
+    x, w = (L.tensor(a, requires_grad=True) for a in DATA)
     calls = [0]
 
     def hook(g):
         calls[0] += 1
 
-    steps = {}
-    for name, m in (("torch", torch), ("eagergrad", eg)):
-        x = m.tensor(data[0], requires_grad=True)
-        w = m.tensor(data[1], requires_grad=True)
-        for label, h in (("no hooks", None), ("hook per op", hook)):
-            def step(x=x, w=w, h=h):
-                x.grad = w.grad = None
-                chain(x, w, h).backward()
-            calls[0] = 0
-            step()
-            assert calls[0] == (N_OPS if h else 0), calls[0]
-            steps[(name, label)] = step
-    rows = dict(zip(steps, bench_all(list(steps.values()))))
+    def step():
+        x.grad = w.grad = None
+        calls[0] = 0
+        chain(x, w, hook if hooks else None).backward()
+        return x.grad, w.grad, calls[0]
+    return step
+
+
+LABELS = {False: "no hooks", True: "hook per op"}
+CANDIDATES = [Candidate(f"{name} {label}", name, functools.partial(torch_like, hooks=h),
+                        ref=f"torch {label}", fused=not h)
+              for name in ("torch", "eagergrad") for h, label in LABELS.items()]
+
+
+def main():
+    best, checks = measure(CANDIDATES, STEPS)  # the last step's = the first step's results
     print(f"hooks: ops_chain ({N_OPS} ops on float32[100]) with one tensor hook per op")
-    for (name, label), t in rows.items():
+    for c in CANDIDATES:
+        name, label = c.label.split(" ", 1)
+        t = best[c.label]
         print(f"  {name:10s} {label:12s} {t * 1e6:9.1f} us   "
-              f"{t / rows[('torch', label)]:5.2f}x torch {label}")
-    own = rows[("eagergrad", "hook per op")] / rows[("eagergrad", "no hooks")]
+              f"{t / best[f'torch {label}']:5.2f}x torch {label}")
+    own = best["eagergrad hook per op"] / best["eagergrad no hooks"]
     print(f"  eagergrad with hooks / without: {own:.2f}x (target <= 1.5x)")
+    print(checks)
 
 
 if __name__ == "__main__":

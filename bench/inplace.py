@@ -1,15 +1,16 @@
 """An in-place-heavy residual block (forward + backward) vs the same block written
-out of place, in eagergrad and in torch eager, from one process."""
+out of place, in eagergrad and in torch eager, each in its own process
+(_common.measure). A step's result: the gradients of the input and of every parameter."""
+import functools
 import sys
 
 import numpy as np
-import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import eagergrad as eg  # noqa: E402
-from _common import bench_all  # noqa: E402
+from _common import Candidate, measure  # noqa: E402
 
 B, D, DEPTH = 32, 64, 4
+STEPS = 500  # per round, every candidate: ~0.15 s of torch
 
 
 def block_inplace(x, params):
@@ -43,32 +44,35 @@ def make(m, rs):
     return x, params
 
 
-def step(block, x, params):
-    x.grad = None
-    for layer in params:
-        for p in layer:
-            p.grad = None
-    block(x, params).backward()
+def torch_like(L, block):
+    x, params = make(L, np.random.RandomState(0))
+    leaves = [x] + [p for layer in params for p in layer]
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        block(x, params).backward()
+        return [t.grad for t in leaves]
+    return step
+
+
+KINDS = {"in-place": block_inplace, "out-of-place": block_outofplace}
+CANDIDATES = [Candidate(f"{name} {kind}", name, functools.partial(torch_like, block=block),
+                        ref=f"torch {kind}")
+              for name in ("torch", "eagergrad") for kind, block in KINDS.items()]
 
 
 def main():
-    steps = {}
-    grads = {}
-    for name, m in (("torch", torch), ("eagergrad", eg)):
-        x, params = make(m, np.random.RandomState(0))
-        for kind, block in (("in-place", block_inplace), ("out-of-place", block_outofplace)):
-            step(block, x, params)
-            grads[(name, kind)] = x.grad.numpy().copy()
-            steps[(name, kind)] = lambda block=block, x=x, params=params: step(block, x, params)
-    rows = dict(zip(steps, bench_all(list(steps.values()))))
-    for k, g in grads.items():
-        np.testing.assert_allclose(g, grads[("torch", "out-of-place")], rtol=1e-4, atol=1e-5)
+    best, checks = measure(CANDIDATES, STEPS)  # the last step's = the first step's results
     print(f"inplace: residual block x{DEPTH}, batch {B}, width {D}, forward+backward")
-    for (name, kind), t in rows.items():
+    for c in CANDIDATES:
+        name, kind = c.label.split(" ", 1)
+        t = best[c.label]
         print(f"  {name:10s} {kind:13s} {t * 1e6:9.1f} us   "
-              f"{t / rows[('torch', kind)]:5.2f}x torch {kind}")
-    ratio = rows[("eagergrad", "in-place")] / rows[("eagergrad", "out-of-place")]
+              f"{t / best[f'torch {kind}']:5.2f}x torch {kind}")
+    ratio = best["eagergrad in-place"] / best["eagergrad out-of-place"]
     print(f"  eagergrad in-place / out-of-place: {ratio:.2f}x (target <= 1.2x)")
+    print(checks)
 
 
 if __name__ == "__main__":
