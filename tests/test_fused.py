@@ -2,6 +2,10 @@
 the node-by-node engine gives: run each program three times (first sighting runs node
 by node, then compiled) and compare with fusion disabled and with torch. Hook side
 effects against torch, each scenario three times: test_fused_semantics.py."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 import torch
@@ -184,3 +188,21 @@ def test_structure_cache_keeps_sequence_order_apart(monkeypatch):
         expected, log = [], []
         want = _two_branches(torch, expected, sin_first)
         assert _two_branches(eg, log, sin_first) == pytest.approx(want) and log == expected
+
+
+def test_exit_with_a_compile_in_flight_is_clean():
+    """A program that ends while the background thread compiles a segment exits 0 (a
+    daemon thread inside XLA's compiler at interpreter exit aborted the process)."""
+    code = textwrap.dedent("""
+        import eagergrad as torch
+        x = torch.randn(64, 64, requires_grad=True)
+        for _ in range(2):  # the second sighting queues the compile
+            y = x
+            for i in range(60):
+                y = (y @ x).tanh()
+            y.sum().backward()
+        print("done")
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "done", (r.returncode, r.stderr[-2000:])

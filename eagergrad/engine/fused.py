@@ -30,6 +30,7 @@ exits, AccumulateGrads and captures can. The trace finds the results that are th
 same traced value as an earlier result or as an entry gradient, and `run` hands out the
 same Tensor for them (a compiled entry of `_cache` is (jitted function, [links])).
 """
+import atexit
 import collections
 import queue
 import threading
@@ -296,13 +297,30 @@ def _compiler():
                                      daemon=True)
                 t.start()
                 _worker.append(t)
+                atexit.register(_stop_compiler)
     return _jobs
+
+
+def _stop_compiler():
+    """At exit: drop the queued compiles and wait for the one in progress (a daemon
+    thread still inside XLA's compiler when the interpreter ends aborts the process)."""
+    try:
+        while True:
+            _jobs.get_nowait()
+    except queue.Empty:
+        pass
+    _jobs.put(None)
+    for t in _worker:
+        t.join(timeout=120)
 
 
 def _compile_loop():
     set_enabled(False)  # tracing formulas records nothing
     while True:
-        key, entry, (ins, saved) = _jobs.get()
+        job = _jobs.get()
+        if job is None:
+            return
+        key, entry, (ins, saved) = job
         try:
             entry[0].lower(ins, saved).compile()  # fills jax's cache: calls hit it
             _store(key, entry)
