@@ -206,3 +206,21 @@ def test_exit_with_a_compile_in_flight_is_clean():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "done", (r.returncode, r.stderr[-2000:])
+
+
+def test_long_stretches_are_split_into_bounded_segments():
+    """A stretch of op nodes longer than MAX_NODES runs as several segments of at most
+    MAX_NODES op nodes each (bounded compile cost), and gives torch's gradients."""
+    n_ops = 2 * fused.MAX_NODES + 40
+
+    def f(L):
+        x = L.tensor([0.3, -0.2, 0.1], dtype=L.float64, requires_grad=True)
+        y = x
+        for i in range(n_ops // 2):
+            y = (y * 0.999).sin()
+        y.sum().backward()
+        return x.grad
+    same(f, fused=True)
+    before = fused.COUNTS["segments_fused"]
+    f(eg)
+    assert fused.COUNTS["segments_fused"] - before == -(-(n_ops + 1) // fused.MAX_NODES)

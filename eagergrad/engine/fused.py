@@ -42,8 +42,8 @@ from .grad_mode import set_enabled
 
 ENABLED = True      # set False to always run node by node
 BACKGROUND = True   # compile in a background thread (False: on the spot, on sighting 2)
-MAX_NODES = 64      # op nodes per segment: a compile of 64 matmul/tanh/log_softmax
-                    # nodes takes ~0.4 s here (bench/long_chain.py measures)
+MAX_NODES = 128     # op nodes per segment: a compile of 128 matmul/tanh/log_softmax
+                    # nodes takes ~0.2 s here (bench/long_chain.py measures)
 _MAX = 512          # compiled segments kept (LRU)
 COUNTS = collections.Counter()  # segments_fused, segments_node_by_node, compiles
 

@@ -98,8 +98,12 @@ class _OpNode(Node):
 
     def _release(self):
         for s in self._saved.values():
-            for x in (s if isinstance(s, list) else (s,)):
-                x.free()
+            if type(s) is SavedTensor:  # SavedTensor.free, inlined (every node, every backward)
+                s._freed = True
+                s._t = s._arr = s._packed = s._src = None
+            else:
+                for x in s:
+                    x.free()
 
     def apply(self, grads):
         if all(g is None for g in grads):
@@ -158,7 +162,8 @@ class _OpNode(Node):
             # SavedTensor.array's common case inlined: a live, unhooked input
             if (type(x) is SavedTensor and not x._is_output and x._unpack is None
                     and x._t is not None and x._version_counter.version == x._version):
-                out.append(x._t._value)
+                t = x._t  # (its _value, inlined for a base tensor)
+                out.append(t._storage.array if t._vchain is None else t._value)
                 continue
             for y in (x if type(x) is list else (x,)):
                 if y._unpack is not None:
