@@ -100,6 +100,8 @@ class Tensor:
     tensor([2., 4.])
     """
 
+    __module__ = "eagergrad"  # as torch.Tensor's is "torch" (pickles as eagergrad.Tensor)
+
     __slots__ = ("_storage", "_version_counter", "_vchain", "_arr", "_gen", "_shape", "dtype",
                  "_requires_grad", "_grad_fn", "_out_nr", "grad", "_accumulator_ref", "_base",
                  "_inference", "_wrapped", "_stride",

@@ -14,7 +14,7 @@ LAYERS = [
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
-    ["autograd", "interop", "demo", "__main__", "__init__"],
+    ["autograd", "testing", "interop", "demo", "__main__", "__init__"],
 ]
 
 
