@@ -216,7 +216,7 @@ def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
     else:
         root = GraphRoot(root_edges, root_grads)
         first = []
-    fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED
+    fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED and not fused.OFF.depth
     plan = _make_plan(root, first, outputs, accumulate_grad, fusing)
     captured = [None] * (len(outputs) if outputs is not None else 0)
     prev_mode = get_state()

@@ -32,6 +32,7 @@ same Tensor for them (a compiled entry of `_cache` is (jitted function, [links])
 """
 import atexit
 import collections
+import contextlib
 import queue
 import threading
 
@@ -46,6 +47,26 @@ MAX_NODES = 128     # op nodes per segment: a compile of 128 matmul/tanh/log_sof
                     # nodes takes ~0.2 s here (bench/long_chain.py measures)
 _MAX = 512          # compiled segments kept (LRU)
 COUNTS = collections.Counter()  # segments_fused, segments_node_by_node, compiles
+
+class _Off(threading.local):
+    depth = 0
+
+
+OFF = _Off()  # this thread's backwards run node by node while depth > 0 (node_by_node)
+
+
+@contextlib.contextmanager
+def node_by_node():
+    """Run this thread's backwards node by node inside the block. A fused segment may
+    round differently from its nodes run one by one (XLA fuses their kernels), so a
+    check that compares two backwards bit for bit (gradcheck's reentrancy check) runs
+    both on one executor."""
+    OFF.depth += 1
+    try:
+        yield
+    finally:
+        OFF.depth -= 1
+
 
 _SEEN, _PENDING, _FAILED = 0, 1, 2  # cache states besides a compiled function
 _cache = collections.OrderedDict()

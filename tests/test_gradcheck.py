@@ -1,0 +1,185 @@
+"""eagergrad.autograd.gradcheck / gradgradcheck against torch's: the same verdict, and for
+a wrong formula the same exception and message (the Jacobians printed in it included),
+for real and complex inputs and outputs."""
+import warnings
+
+import pytest
+
+from conftest import msg, same
+
+
+def outcome(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = ("ok", fn())
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            r = (type(e).__name__, msg(e))
+    return r, [str(w.message) for w in caught if "gradcheck" in str(w.message)
+               or "double precision" in str(w.message) or "Backwards compat" in str(w.message)]
+
+
+def functions(L):
+    """Custom Functions with right and wrong backwards, for library L."""
+    class HalfGrad(L.autograd.Function):  # d(x*x) = 2x, backward says x
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+
+    class NoConj(L.autograd.Function):  # z * w: grad for z is g * conj(w), not g * w
+        @staticmethod
+        def forward(ctx, z, w):
+            ctx.save_for_backward(z, w)
+            return z * w
+
+        @staticmethod
+        def backward(ctx, g):
+            z, w = ctx.saved_tensors
+            return g * w, g * z.conj()
+
+    class WrongImag(L.autograd.Function):  # R -> C: x * (1 + 2i), backward drops Im
+        @staticmethod
+        def forward(ctx, x):
+            return x * (1 + 2j)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.real
+
+    class IgnoresZeroGrad(L.autograd.Function):  # right Jacobian, not linear in g
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3 + (g == 0).all().to(g.dtype)
+
+    class OnesForUndefined(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            if g1 is None or g2 is None:
+                return L.ones_like(g1 if g1 is not None else g2) if (g1 is not None or
+                                                                     g2 is not None) \
+                    else None
+            return g1 * 2 + g2 * 3
+
+    class DetachedBackward(L.autograd.Function):  # right first derivative, no second
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.exp()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.detach().exp()
+
+    return dict(HalfGrad=HalfGrad, NoConj=NoConj, WrongImag=WrongImag,
+                IgnoresZeroGrad=IgnoresZeroGrad, OnesForUndefined=OnesForUndefined,
+                DetachedBackward=DetachedBackward)
+
+
+def R(L, *v, dtype="float64", rg=True):
+    return L.tensor(list(v), dtype=getattr(L, dtype), requires_grad=rg)
+
+
+def Z(L, *v):
+    return L.tensor(list(v), dtype=L.complex128, requires_grad=True)
+
+
+CASES = {
+    "real_ok": lambda L, F: L.autograd.gradcheck(lambda t: (t.sin() * t).sum(),
+                                                 (R(L, 0.5, -1.0, 2.0),)),
+    "two_inputs_two_outputs": lambda L, F: L.autograd.gradcheck(
+        lambda a, b: (a * b, (a / b).tanh()), (R(L, 0.5, -1.0), R(L, 2.0, 3.0))),
+    "non_tensor_and_constant_inputs": lambda L, F: L.autograd.gradcheck(
+        lambda a, k, c: a * k + c, (R(L, 0.5, -1.0), 3.0, R(L, 1.0, 2.0, rg=False))),
+    "matrix": lambda L, F: L.autograd.gradcheck(
+        lambda a, b: a @ b, (L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64,
+                                      requires_grad=True),
+                             L.tensor([[0.5], [-1.0]], dtype=L.float64, requires_grad=True))),
+    "wrong_formula": lambda L, F: L.autograd.gradcheck(F["HalfGrad"].apply,
+                                                       (R(L, 1.0, 2.0),)),
+    "wrong_formula_no_raise": lambda L, F: L.autograd.gradcheck(
+        F["HalfGrad"].apply, (R(L, 1.0, 2.0),), raise_exception=False),
+    "wrong_formula_loose_tolerance": lambda L, F: L.autograd.gradcheck(
+        F["HalfGrad"].apply, (R(L, 1.0, 2.0),), atol=10.0),
+    "complex_ok": lambda L, F: L.autograd.gradcheck(lambda z: (z * z).exp(),
+                                                    (Z(L, 0.5 + 1j, -1.0 - 0.5j),)),
+    "complex_to_real_ok": lambda L, F: L.autograd.gradcheck(lambda z: (z * z.conj()).real,
+                                                            (Z(L, 0.5 + 1j, -1.0 - 0.5j),)),
+    "complex_abs": lambda L, F: L.autograd.gradcheck(lambda z: z.abs(),
+                                                     (Z(L, 3.0 + 4j, -1.0 - 0.5j),)),
+    "complex_missing_conj": lambda L, F: L.autograd.gradcheck(
+        F["NoConj"].apply, (Z(L, 0.5 + 1j), Z(L, 2.0 - 1j))),
+    "real_to_complex_wrong_imag": lambda L, F: L.autograd.gradcheck(
+        F["WrongImag"].apply, (R(L, 1.0, 2.0),)),
+    "real_to_complex_ok": lambda L, F: L.autograd.gradcheck(lambda x: x * (1 + 2j),
+                                                            (R(L, 1.0, 2.0),)),
+    "float32_warns": lambda L, F: L.autograd.gradcheck(
+        lambda t: t * 2, (R(L, 1.0, 2.0, dtype="float32"),), atol=1e-2, rtol=1e-2),
+    "nothing_requires_grad": lambda L, F: L.autograd.gradcheck(
+        lambda t: t * 2, (R(L, 1.0, 2.0, rg=False),)),
+    "no_differentiable_output": lambda L, F: L.autograd.gradcheck(
+        lambda t: (t > 0).to(t.dtype) * 0, (R(L, 1.0, 2.0),)),
+    "not_multiplied_by_grad_output": lambda L, F: L.autograd.gradcheck(
+        F["IgnoresZeroGrad"].apply, (R(L, 1.0, 2.0),)),
+    "undefined_grad": lambda L, F: L.autograd.gradcheck(
+        F["OnesForUndefined"].apply, (R(L, 1.0, 2.0),)),
+    "undefined_grad_unchecked": lambda L, F: L.autograd.gradcheck(
+        F["OnesForUndefined"].apply, (R(L, 1.0, 2.0),), check_undefined_grad=False),
+    "expanded_input": lambda L, F: L.autograd.gradcheck(
+        lambda t: t * 2, (R(L, 1.0).expand(3),)),
+    "gradgrad_ok": lambda L, F: L.autograd.gradgradcheck(
+        lambda t: (t.exp() * t).sin(), (R(L, 0.5, -1.0),), (R(L, 0.3, -0.7),)),
+    "gradgrad_two_inputs": lambda L, F: L.autograd.gradgradcheck(
+        lambda a, b: a * b.tanh(), (R(L, 0.5, -1.0), R(L, 0.2, 0.4)), (R(L, 1.0, 0.5),)),
+    "gradgrad_complex": lambda L, F: L.autograd.gradgradcheck(
+        lambda z: z.exp() * z, (Z(L, 0.5 + 1j, -1.0 - 0.5j),), (Z(L, 0.3 - 0.2j, 1.0 + 0j),)),
+    "gradgrad_wrong": lambda L, F: L.autograd.gradgradcheck(
+        F["DetachedBackward"].apply, (R(L, 0.5, -1.0),), (R(L, 0.3, -0.7),)),
+    "gradgrad_wrong_no_raise": lambda L, F: L.autograd.gradgradcheck(
+        F["DetachedBackward"].apply, (R(L, 0.5, -1.0),), (R(L, 0.3, -0.7),),
+        raise_exception=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_gradcheck_matches_torch(case):
+    same(lambda L: outcome(lambda: CASES[case](L, functions(L))))
+
+
+@pytest.mark.parametrize("output", ["single", "several"])
+def test_gradgradcheck_with_random_grad_outputs_passes(output):
+    import eagergrad as eg
+    x = eg.tensor([0.5, -1.0, 0.25], dtype=eg.float64, requires_grad=True)
+    fn = (lambda t: t.exp() * t) if output == "single" else (lambda t: (t.sin(), t * t))
+    assert eg.autograd.gradgradcheck(fn, (x,))
+    assert eg.autograd.gradgradcheck(fn, (x,), gen_non_contig_grad_outputs=True)
+
+
+def test_unsupported_options_name_the_api():
+    import eagergrad as eg
+    x = eg.tensor([0.5], dtype=eg.float64, requires_grad=True)
+    for opt in ("fast_mode", "check_forward_ad", "check_batched_grad"):
+        with pytest.raises(NotImplementedError, match=f"gradcheck.{opt}=True"):
+            eg.autograd.gradcheck(lambda t: t * 2, (x,), **{opt: True})
+
+
+def test_doctests():
+    import doctest
+    from eagergrad.autograd import gradcheck as mod
+    import sys
+    assert doctest.testmod(sys.modules[mod.__module__]).failed == 0
