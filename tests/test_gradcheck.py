@@ -183,3 +183,28 @@ def test_doctests():
     from eagergrad.autograd import gradcheck as mod
     import sys
     assert doctest.testmod(sys.modules[mod.__module__]).failed == 0
+
+
+# ---- the op table: every op with a complex sample, in complex128 -----------------------------
+def _complex_samples():
+    from _samples import ALL
+    return [pytest.param(s, id=s.id) for s in ALL
+            if s.differentiable and not s.backward_error
+            and any(a.rg and a.is_complex for a in s.args)]
+
+
+@pytest.mark.filterwarnings("ignore:Input #")
+@pytest.mark.parametrize("sample", _complex_samples())
+def test_complex_ops_pass_gradcheck_and_gradgradcheck(sample):
+    """Every op sample with a complex input that requires grad, in complex128: its
+    backward (and, where the op has one, its double backward) against finite differences
+    under torch's complex rules, with torch's default tolerances."""
+    import eagergrad as eg
+    from _samples import make_inputs
+    ins = tuple(make_inputs(eg, sample, "float64"))
+
+    def fn(*ts):
+        return sample.call(eg, *ts)
+    assert eg.autograd.gradcheck(fn, ins)
+    if sample.double_backward:
+        assert eg.autograd.gradgradcheck(fn, ins)

@@ -274,11 +274,17 @@ def _central_difference(fn, args, entry, delta):
     function of gradients (gradgradcheck) needs its graph."""
     orig = entry.clone()
     entry.copy_(orig - delta)
-    outa = [o.detach().numpy().copy() for o in _as_tuple(fn(*args)) if o.dtype.is_differentiable]
+    outa = _values(fn(*args))
     entry.copy_(orig + delta)
-    outb = [o.detach().numpy().copy() for o in _as_tuple(fn(*args)) if o.dtype.is_differentiable]
+    outb = _values(fn(*args))
     entry.copy_(orig)
     return [((b - a) / (2 * abs(delta))).reshape(-1) for a, b in zip(outa, outb)]
+
+
+def _values(outs):
+    """The float/complex outputs' values, as numpy arrays."""
+    return [o.detach().resolve_conj().numpy().copy() for o in _as_tuple(outs)
+            if o.dtype.is_differentiable]
 
 
 def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
