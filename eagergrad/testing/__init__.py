@@ -1,4 +1,5 @@
-"""torch.testing: `assert_close`, with torch's signature, defaults and messages.
+"""torch.testing: `assert_close`, with torch's signature, defaults and messages; and
+eagergrad's `crosscheck` (gradients by the tape, jax.vjp, finite differences and torch).
 
 It reads values (a test utility): not for use on jax tracers.
 """
@@ -10,7 +11,9 @@ import numpy as np
 from .. import _dtypes as D
 from ..tensor import Tensor
 
-__all__ = ["assert_close"]
+from ._crosscheck import CrosscheckError, CrosscheckReport, crosscheck  # noqa: E402,F401
+
+__all__ = ["assert_close", "crosscheck", "CrosscheckError", "CrosscheckReport"]
 
 # torch's default (rtol, atol) per dtype; every other dtype compares exactly
 _TOLERANCES = {D.float16: (1e-3, 1e-5), D.bfloat16: (1.6e-2, 1e-5),
