@@ -427,6 +427,18 @@ SAMPLES.update({
         S(lambda m, z, w: z.conj() * w, C(3, 4), C(4), name="conj times")],
     "angle": [S(lambda m, z: m.angle(z), C(3, 4, **CPOS)),
               S(lambda m, x: x.angle(), F(3, 4), name="real")],
+    "complex": [S(lambda m, x, y: m.complex(x, y), F(3, 4), F(3, 4)),
+                S(lambda m, x, y: m.complex(x, y).exp(), F(3, 1), F(4), name="broadcast")],
+    "polar": [S(lambda m, r, a: m.polar(r, a), F(3, 4, lo=0.5, hi=2.0), F(3, 4)),
+              # (torch's formula takes abs >= 0: sgn(result) is the unit phasor only then)
+              S(lambda m, r, a: m.polar(r, a) * m.polar(a, r), F(2, 1, lo=0.5, hi=2.0),
+                F(3, lo=0.5, hi=2.0), name="broadcast, both ways")],
+    "cumsum": [S(lambda m, x: x.cumsum(1), F(3, 4)),
+               S(lambda m, x: m.cumsum(x, -1), C(5), name="complex"),
+               S(lambda m, x: x.cumsum(0), F(), name="0-dim"),
+               S(lambda m, x: x.cumsum(0, dtype=m.float64), T("float32", 3, 2), name="dtype"),
+               S(lambda m, x: x.cumsum(0), T("int32", 4), nondiff=True, name="int -> int64")],
+    "cumsum_backward": [S(lambda m, x: x.cumsum(0), F(4, 2), name="via double backward")],
     # ---- reductions -------------------------------------------------------------------
     "sum": [
         S(lambda m, x: x.sum(), F(3, 4)),

@@ -104,6 +104,15 @@ CASES = {
     "int_pow_tensor_negative": lambda L: L.tensor([3, -4, 1, -1, -1, 0]) ** L.tensor(
         [-1, 2, -3, -3, -2, 2]),
     "scalar_pow_int_tensor": lambda L: 2 ** L.tensor([-1, 0, 3]),
+    "complex_mixed_dtypes": lambda L: L.complex(L.ones(2), L.ones(2, dtype=L.float64)),
+    "complex_integer_parts": lambda L: L.complex(L.tensor([1]), L.tensor([2])),
+    "complex_broadcast": lambda L: L.complex(L.ones(2, 1), L.zeros(3)),
+    "complex_bad_shapes": lambda L: L.complex(L.ones(2), L.ones(3)),
+    "polar_mixed_dtypes": lambda L: L.polar(L.ones(2), L.ones(2, dtype=L.float64)),
+    "polar_double": lambda L: L.polar(L.tensor([2.0, 0.0], dtype=L.float64),
+                                      L.tensor([0.5, 1.0], dtype=L.float64)),
+    "cumsum_bool": lambda L: L.tensor([True, False, True]).cumsum(0),
+    "cumsum_bad_dim": lambda L: L.ones(2, 3).cumsum(2),
 }
 
 

@@ -32,7 +32,7 @@ for _mod in (P, R, L, S, I):
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
             FUNCTIONS[_k] = _v
-FUNCTIONS.update(norm=R.norm, round=P._round)
+FUNCTIONS.update(norm=R.norm, round=P._round, complex=P._complex)
 for _k in ("defop", "call_op", "as_t", "wrapped", "inplace", "promote", "float_of", "where"):
     FUNCTIONS.pop(_k, None)
 FUNCTIONS["where"] = P.where

@@ -38,6 +38,28 @@ def _sum_dtype(dt, dtype):
     return D.int64 if not dt.is_differentiable else dt
 
 
+CUMSUM = defop("cumsum", lambda self, dim, dtype: jnp.cumsum(self.astype(dtype.np), axis=dim)
+               if self.ndim else self.astype(dtype.np),
+               attrs=("dim", "dtype"),
+               self=lambda grad, dim: call_op(CUMSUM_BACKWARD, (grad,), (dim,)))
+# torch's cumsum_backward: the cumulative sum from the end (its own backward is cumsum)
+CUMSUM_BACKWARD = defop("cumsum_backward", lambda grad, dim: jnp.flip(
+                        jnp.cumsum(jnp.flip(grad, dim), axis=dim), dim) if grad.ndim else grad,
+                        inputs=("grad",), attrs=("dim",),
+                        grad=lambda grad, dim: call_op(CUMSUM, (grad,), (dim, grad.dtype)))
+
+
+def cumsum(input, dim, *, dtype=None):
+    """torch.cumsum along `dim` (integers sum in int64, as torch's sum).
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1.0, 2.0, 3.0]).cumsum(0)
+    tensor([1., 3., 6.])
+    """
+    d = _wrap_dim(dim, input.ndim or 1)  # (a 0-dim tensor takes dim 0 or -1)
+    return call_op(CUMSUM, (input,), (d, _sum_dtype(input.dtype, dtype)))
+
+
 SUM0 = defop("sum", lambda self, dtype, self_sym_sizes: jnp.sum(self, dtype=dtype.np),
              attrs=("dtype", "self_sym_sizes"), node="SumBackward0",
              self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes))
