@@ -1,5 +1,7 @@
 """`python -m eagergrad demo`: train a small classifier written the PyTorch way on two
-spirals, then check one step's gradients against jax.grad of the same code."""
+spirals, then check one step's gradients against jax.grad of the same code; then fit a
+complex linear system with plain `z -= lr * z.grad` (torch's conjugate Wirtinger
+convention makes that gradient descent) and crosscheck its gradient against JAX."""
 import math
 import sys
 import time
@@ -97,6 +99,37 @@ def cross_check(params, x, y):
     return worst
 
 
+def complex_problem(m=16, n=8, seed=1):
+    """A complex least-squares problem A z = b (complex128) with a known solution."""
+    rs = np.random.RandomState(seed)
+    a = (rs.randn(m, n) + 1j * rs.randn(m, n)) / math.sqrt(2 * m)
+    z_true = rs.randn(n) + 1j * rs.randn(n)
+    return a, z_true, a @ z_true
+
+
+def complex_loss(torch, a, b, z):
+    """|A z - b|^2, real-valued (written for any torch-like module)."""
+    r = a @ z - b
+    return (r * r.conj()).real.sum()
+
+
+def fit_complex(steps=400, lr=0.15, out=sys.stdout):
+    """Gradient descent on z with z.grad = dL/dz* (torch's convention): converges."""
+    a_np, z_true, b_np = complex_problem()
+    a, b = torch.from_numpy(a_np), torch.from_numpy(b_np)
+    z = torch.zeros(a_np.shape[1], dtype=torch.complex128, requires_grad=True)
+    for step in range(1, steps + 1):
+        loss = complex_loss(torch, a, b, z)
+        z.grad = None
+        loss.backward()
+        with torch.no_grad():
+            z -= lr * z.grad
+        if step % 100 == 0 or step == 1:
+            out.write(f"  step {step:4d}  loss {loss.item():.3e}\n")
+    err = float(np.linalg.norm(z.detach().numpy() - z_true) / np.linalg.norm(z_true))
+    return z.detach(), a, b, err
+
+
 def main(argv=()):
     print("eagergrad demo: a 2-64-64-2 tanh MLP on two spirals, trained the PyTorch way")
     params, x, y, acc = train()
@@ -106,5 +139,21 @@ def main(argv=()):
     if not diff <= 1e-4:
         print("FAILED: eagergrad's gradients disagree with jax.grad", file=sys.stderr)
         return 1
+    print("\ncomplex least squares |Az - b|^2, 8 complex unknowns, plain z -= lr * z.grad:")
+    z, a, b, err = fit_complex()
+    print(f"relative error of z: {err:.2e}")
+    z0 = torch.full(z.shape, 0.5 + 0.5j, dtype=torch.complex128)  # away from the optimum
+    report = torch.testing.crosscheck(lambda torch, z: complex_loss(torch, a_of(torch, a),
+                                                                    a_of(torch, b), z), z0)
+    print(report)
+    if not (err < 1e-3 and report.ok):
+        print("FAILED: the complex fit did not converge or its gradients disagree",
+              file=sys.stderr)
+        return 1
     print("OK")
     return 0
+
+
+def a_of(module, t):
+    """`t` as a tensor of `module` (the crosscheck's torch route gets torch tensors)."""
+    return t if module is torch else module.tensor(t.numpy())
