@@ -14,7 +14,7 @@ LAYERS = [
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
-    ["autograd", "testing", "interop", "demo", "__main__", "__init__"],
+    ["autograd", "testing", "viz", "interop", "demo", "__main__", "__init__"],
 ]
 
 
