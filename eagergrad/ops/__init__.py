@@ -128,21 +128,6 @@ def _inplace_method(fn):
     return m
 
 
-def _clamp_method(fn):
-    def m(self, *args, **kwargs):
-        bounds = (list(args) + [None, None])[:2]
-        lo, hi = kwargs.get("min", bounds[0]), kwargs.get("max", bounds[1])
-        if fn is FUNCTIONS["clamp_max"]:
-            lo, hi = None, kwargs.get("max", bounds[0])
-        dt = P._clamp_dtype(self, lo, hi)
-        if not _IP._can_cast(dt, self.dtype):  # clamp's own check, with the C++ type name
-            raise RuntimeError(f"result type {dt.scalar_name} can't be cast to the desired "
-                               f"output type {self.dtype.cpp_name}")
-        return inplace(self, fn, *args, **kwargs)
-    m.__name__ = fn.__name__ + "_"
-    return m
-
-
 def bind_methods(Tensor):
     """Put the op functions on Tensor as methods and Python operators."""
     skip = {"cat", "concat", "concatenate", "stack", "nonzero_static"}
@@ -152,8 +137,6 @@ def bind_methods(Tensor):
     for name in INPLACE:
         if name + "_" in TENSOR_ATTRIBUTES:
             setattr(Tensor, name + "_", _inplace_method(FUNCTIONS[name]))
-    for name in ("clamp", "clip", "clamp_min", "clamp_max"):
-        setattr(Tensor, name + "_", _clamp_method(FUNCTIONS[name]))
     Tensor.zero_ = _inplace_method(_zero)
     Tensor.fill_ = _inplace_method(_fill)
     Tensor.copy_ = lambda self, src, non_blocking=False: inplace(self, _copy, src)

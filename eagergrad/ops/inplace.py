@@ -51,7 +51,7 @@ def inplace(self, fn, *args, **kwargs):
             out = _donating(self, fn, args, kwargs)
         else:
             out = fn(self, *args, **kwargs)
-        _write_result(self, out)
+        _write_result(self, out, fn)
         return self
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
     if self_rg:
@@ -60,7 +60,7 @@ def inplace(self, fn, *args, **kwargs):
     out = fn(snap, *args, **kwargs)
     if out.dtype is not self.dtype and _can_cast(out.dtype, self.dtype):
         out = out.to(self.dtype)
-    _write_result(self, out)
+    _write_result(self, out, fn)
     node = out._grad_fn
     saved = getattr(node, "_saved", None)
     saved_out = [s for s in saved.values() if getattr(s, "_is_output", False)] if saved else ()
@@ -162,10 +162,10 @@ def _check_overlap(self, fn, args):
                 check_no_partial_overlap(self, a)
 
 
-def _write_result(self, out):
+def _write_result(self, out, fn=None):
     """Check `out` fits self (torch's wording), write it, bump the version once."""
     if out._shape != self._shape or out.dtype is not self.dtype:
-        _check_cast(out, self)
+        _check_cast(out, self, fn)
         self._write(out._value)
     elif self._vchain is None:  # the common case, as _write does it
         st = self._storage
@@ -176,10 +176,13 @@ def _write_result(self, out):
     self._version_counter.version += 1
 
 
-def _check_cast(out, self):
+def _check_cast(out, self, fn=None):
     if out._shape != self._shape and not can_broadcast_to(out._shape, self._shape):
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
                            f"shape {list(out._shape)}")
     if out.dtype is not self.dtype and not _can_cast(out.dtype, self.dtype):
+        # (some kernels, clamp's, name the output type as its C++ type: cast_error_cpp)
+        want = self.dtype.cpp_name if getattr(fn, "cast_error_cpp", False) else \
+            self.dtype.scalar_name
         raise RuntimeError(f"result type {out.dtype.scalar_name} can't be cast to the desired "
-                           f"output type {self.dtype.scalar_name}")
+                           f"output type {want}")

@@ -516,6 +516,10 @@ def clamp_max(input, max):
     return call_op(CLAMP_MAX, (input if dt is input.dtype else input.to(dt),), (keyed(max),))
 
 
+for _f in (clamp, clamp_min, clamp_max):  # their in-place forms' cast error names the C++ type
+    _f.cast_error_cpp = True
+
+
 def _split_ties(grad, self, other, drop):
     return where(drop, 0.0, where(self == other, grad / 2, grad))
 
