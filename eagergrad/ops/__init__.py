@@ -13,7 +13,6 @@ from . import inplace as _IP
 from .inplace import inplace
 from .. import _dtypes as D
 from .._torch_names import TENSOR_ATTRIBUTES
-import jax.numpy as jnp
 
 S._register_view_writers()
 

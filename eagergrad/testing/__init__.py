@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtypes as D
 from ..tensor import Tensor
 
-from ._crosscheck import CrosscheckError, CrosscheckReport, crosscheck  # noqa: E402,F401
+from ._crosscheck import CrosscheckError, CrosscheckReport, crosscheck
 
 __all__ = ["assert_close", "crosscheck", "CrosscheckError", "CrosscheckReport"]
 
