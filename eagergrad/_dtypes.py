@@ -165,3 +165,23 @@ def result_type(dims, zeros, wrapped):
             d = _default[0]
         r[2] = d if r[2] is None else promote_types(r[2], d)
     return _combine(r[0], _combine(r[1], r[2]))
+
+
+_warned_imag = []
+
+
+def warn_if_discarding_imag(src, dst):
+    """torch's UserWarning (once per process, as TORCH_WARN_ONCE) for a cast or copy of
+    complex values to a real dtype."""
+    if src.is_complex and not dst.is_complex and not _warned_imag:
+        import warnings
+        _warned_imag.append(True)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=3)
+
+
+def astype(a, np_dtype):
+    """A jax array cast to np_dtype; complex to real keeps the real part (as torch)."""
+    if jnp.iscomplexobj(a) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
+        a = jnp.real(a)
+    return a.astype(np_dtype)

@@ -21,8 +21,11 @@ _new = object.__new__
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .. import _dtypes as D
 from .._cache import put_bounded
+from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
@@ -219,9 +222,9 @@ class OpDef:
     """One row of the op table."""
 
     def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff,
-                 saved_meta=None):
+                 saved_meta=None, complex_error=None):
         self.name = name
-        self.kernel = kernel
+        self.kernel = kernel if complex_error is None else _no_complex(kernel, complex_error)
         self.inputs = inputs
         self.attr_names = attrs
         self.attr_set = frozenset(attrs)
@@ -365,19 +368,36 @@ class OpDef:
         return f"<op {self.name} -> {self.Node.__name__}>"
 
 
+def _no_complex(kernel, error):
+    """The kernel, raising torch's error for a complex input or `dtype` attribute. The
+    check runs while jax traces the kernel (once per input dtype), not on every call."""
+    exc, message = error
+
+    def k(*arrays, **attrs):
+        dt = attrs.get("dtype")  # the computation's dtype, when the op has one
+        dts = [dt.np] if isinstance(dt, D.dtype) else [a.dtype for a in arrays]
+        for d in dts:
+            if jnp.issubdtype(d, jnp.complexfloating):
+                raise exc(message.format(FROM_NP[np.dtype(d)].scalar_name))
+        return kernel(*arrays, **attrs)
+    return k
+
+
 def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
-          view=None, nondiff=(), saved_meta=None, **formulas):
+          view=None, nondiff=(), saved_meta=None, complex_error=None, **formulas):
     """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
 
     node defaults to CamelCase(name) + "Backward0"; formulas are keyword arguments
     named after the differentiable inputs. saved_meta: (names, fn(tensors, needs_grad))
     for plain values torch's node keeps besides tensors (`_saved_self_sym_sizes`).
+    complex_error: (exception type, message with "{}" for the dtype's scalar name) that
+    torch raises for complex inputs.
     """
     if node is None:
         node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
     op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
                view, frozenset(nondiff),
-               saved_meta and (frozenset(saved_meta[0]), saved_meta[1]))
+               saved_meta and (frozenset(saved_meta[0]), saved_meta[1]), complex_error)
     OPS[name] = op
     return op
 

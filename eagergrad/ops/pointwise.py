@@ -217,15 +217,9 @@ def div(input, other, *, rounding_mode=None, out=None):
 def remainder(input, other):
     a, b = as_t(input), as_t(other)
     dt = promote(a, b)
-    if dt._kind in (0, 3):
-        raise NotImplementedError(f"\"remainder_cpu\" not implemented for "
-                                  f"'{'Bool' if dt._kind == 0 else _TYPE_WORD[dt.name]}'")
     _check_int_divisor(dt, b, "remainder_cpu")
     op = REMAINDER_RS if a._wrapped else (REMAINDER_S if b._wrapped else REMAINDER)
     return _run(op, (a, b), (dt,))
-
-
-_TYPE_WORD = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def floor_divide(input, other):
@@ -238,8 +232,8 @@ def floor_divide(input, other):
 def _check_int_divisor(dt, b, kernel):
     """torch's integer division kernels: no Bool, and a zero divisor raises (this reads
     the divisor's values; on jax tracers nothing is checked)."""
-    if dt is _bool:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dt is _bool or dt.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
     if dt.is_differentiable:
         return
     v = b._value
@@ -263,7 +257,10 @@ def _pow_self(grad, self, exponent):
 
 
 def _pow_exp(grad, base, exponent, result):
-    cond = (base == 0) & (exponent >= 0)
+    # torch: a complex exponent counts as nonnegative when it is real and >= 0
+    nonneg = ((exponent.imag == 0) & (exponent.real >= 0) if exponent.is_complex()
+              else exponent >= 0)
+    cond = (base == 0) & nonneg
     return grad * where(cond, 0.0, (result * base.log()).conj())
 
 
@@ -320,12 +317,29 @@ def _pow_dtype(b, e):
 
 # ---- unary math -----------------------------------------------------------------------
 def _unary(name, fn, float_result=True, **formula):
-    op = defop(name, fn, node=_NODE_NAMES.get(name), **formula)
+    op = defop(name, fn, node=_NODE_NAMES.get(name), complex_error=_NO_COMPLEX.get(name),
+               **formula)
     op.float_result = float_result
     return op
 
 
 _NODE_NAMES = {"log1p": "Log1PBackward0"}  # torch's codegen spells these differently
+
+
+def _cpu_kernel(kernel):
+    """torch's error for a CPU kernel not compiled for a dtype: `"floor_cpu" not ...`."""
+    return NotImplementedError, f"\"{kernel}\" not implemented for '{{}}'"
+
+
+_CLAMP_COMPLEX = NotImplementedError, "clamp is not supported for complex types"
+_NO_COMPLEX = dict(
+    sign=(NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex "
+          "numbers. Please use torch.sgn instead."),
+    floor=(NotImplementedError, "floor is not supported for complex inputs"),
+    ceil=(NotImplementedError, "ceil is not supported for complex inputs"),
+    trunc=(NotImplementedError, "trunc is not supported for complex inputs"),
+    frac=_cpu_kernel("frac_cpu"), round=_cpu_kernel("round_vml_cpu"),
+    erf=_cpu_kernel("erf_vml_cpu"), relu=_CLAMP_COMPLEX)
 
 
 _SPECS = dict(
@@ -406,7 +420,7 @@ def _round_dec(self, decimals):
 
 
 ROUND_DEC = defop("round_decimals", _round_dec, attrs=("decimals",), node="RoundBackward1",
-                  self=_zeros)
+                  complex_error=_cpu_kernel("round_cpu"), self=_zeros)
 
 
 def _round(input, decimals=0):
@@ -435,7 +449,7 @@ def atan2(input, other):
     _need_tensors("atan2", input, other)
     dt = promote(input, other)
     if dt.is_complex:
-        raise NotImplementedError(f"\"atan2_cpu\" not implemented for '{_TYPE_WORD[dt.name]}'")
+        raise NotImplementedError(f"\"atan2_cpu\" not implemented for '{dt.scalar_name}'")
     return _run(ATAN2, (input, other), (float_of(dt),))
 
 
@@ -466,13 +480,17 @@ def _clamp_grad(grad, self, min, max):
     return where(self <= max, grad, 0.0)
 
 
-CLAMP = defop("clamp", _clamp_k, attrs=("min", "max"), node="ClampBackward1", self=_clamp_grad)
+CLAMP = defop("clamp", _clamp_k, attrs=("min", "max"), node="ClampBackward1",
+              complex_error=_CLAMP_COMPLEX, self=_clamp_grad)
 CLAMP_MIN = defop("clamp_min", lambda self, min: _clamp_k(self, min, None), attrs=("min",),
+                  complex_error=_CLAMP_COMPLEX,
                   self=lambda grad, self, min: where(self >= min, grad, 0.0))
 CLAMP_MAX = defop("clamp_max", lambda self, max: _clamp_k(self, None, max), attrs=("max",),
+                  complex_error=_CLAMP_COMPLEX,
                   self=lambda grad, self, max: where(self <= max, grad, 0.0))
 CLAMP_T = defop("clamp_tensor", lambda self, min, max: jnp.minimum(jnp.maximum(self, min), max),
                 inputs=("self", "min", "max"), node="ClampBackward0",
+                complex_error=_CLAMP_COMPLEX,
                 self=lambda grad, self, min, max: where((self >= min) & (self <= max), grad, 0.0),
                 min=lambda grad, self, min: where(self < min, grad, 0.0),
                 max=lambda grad, self, max: where(self > max, grad, 0.0))
@@ -570,9 +588,9 @@ def where(condition, input=None, other=None):
 
 
 # ---- comparisons and logic (never differentiable) ---------------------------------------
-def _cmp(name, fn):
+def _cmp(name, fn, complex_error=None):
     op = defop(name, lambda self, other, dtype: fn(self.astype(_c(dtype)), other.astype(_c(dtype))),
-               inputs=("self", "other"), attrs=("dtype",))
+               inputs=("self", "other"), attrs=("dtype",), complex_error=complex_error)
 
     def f(input, other):
         a, b = as_t(input), as_t(other)
@@ -583,16 +601,16 @@ def _cmp(name, fn):
 
 eq = _cmp("eq", jnp.equal)
 ne = _cmp("ne", jnp.not_equal)
-lt = _cmp("lt", jnp.less)
-le = _cmp("le", jnp.less_equal)
-gt = _cmp("gt", jnp.greater)
-ge = _cmp("ge", jnp.greater_equal)
+lt = _cmp("lt", jnp.less, _cpu_kernel("lt_cpu"))
+le = _cmp("le", jnp.less_equal, _cpu_kernel("le_cpu"))
+gt = _cmp("gt", jnp.greater, _cpu_kernel("gt_cpu"))
+ge = _cmp("ge", jnp.greater_equal, _cpu_kernel("ge_cpu"))
 logical_and = _cmp("logical_and", jnp.logical_and)
 logical_or = _cmp("logical_or", jnp.logical_or)
 logical_xor = _cmp("logical_xor", jnp.logical_xor)
-bitwise_and = _cmp("bitwise_and", jnp.bitwise_and)
-bitwise_or = _cmp("bitwise_or", jnp.bitwise_or)
-bitwise_xor = _cmp("bitwise_xor", jnp.bitwise_xor)
+bitwise_and = _cmp("bitwise_and", jnp.bitwise_and, _cpu_kernel("bitwise_and_cpu"))
+bitwise_or = _cmp("bitwise_or", jnp.bitwise_or, _cpu_kernel("bitwise_or_cpu"))
+bitwise_xor = _cmp("bitwise_xor", jnp.bitwise_xor, _cpu_kernel("bitwise_xor_cpu"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 _LNOT = defop("logical_not", lambda self: jnp.logical_not(self))
 _BNOT = defop("bitwise_not", lambda self: ~self)

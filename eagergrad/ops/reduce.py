@@ -158,10 +158,14 @@ def _check_nonempty(input, name, dims):
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def _cpu_kernel(kernel):
+    return NotImplementedError, f"\"{kernel}\" not implemented for '{{}}'"
+
+
 AMAX = defop("amax", lambda self, dim, keepdim: jnp.max(self, axis=dim, keepdims=keepdim),
-             attrs=("dim", "keepdim"), self=_even)
+             attrs=("dim", "keepdim"), complex_error=_cpu_kernel("max_values_cpu"), self=_even)
 AMIN = defop("amin", lambda self, dim, keepdim: jnp.min(self, axis=dim, keepdims=keepdim),
-             attrs=("dim", "keepdim"), self=_even)
+             attrs=("dim", "keepdim"), complex_error=_cpu_kernel("min_values_cpu"), self=_even)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -181,8 +185,10 @@ def _evenly(grad, self, result):
     return mask * (grad / mask.sum())
 
 
-MAX_ALL = defop("max", jnp.max, node="MaxBackward1", self=_evenly)
-MIN_ALL = defop("min", jnp.min, node="MinBackward1", self=_evenly)
+MAX_ALL = defop("max", jnp.max, node="MaxBackward1", complex_error=_cpu_kernel("max_all"),
+                self=_evenly)
+MIN_ALL = defop("min", jnp.min, node="MinBackward1", complex_error=_cpu_kernel("min_all"),
+                self=_evenly)
 
 
 def _select_back(grad, indices, dim, keepdim, self_sym_sizes):
@@ -200,10 +206,12 @@ def _arg_reduce(fn, argfn):
 
 MAX_DIM = defop("max_dim", _arg_reduce(jnp.max, jnp.argmax), attrs=("dim", "keepdim",
                 "self_sym_sizes"), outputs=("values", "indices"), nondiff=(1,),
-                node="MaxBackward0", self=_select_back)
+                node="MaxBackward0", self=_select_back,
+                complex_error=(RuntimeError, "max(): does not support complex input"))
 MIN_DIM = defop("min_dim", _arg_reduce(jnp.min, jnp.argmin), attrs=("dim", "keepdim",
                 "self_sym_sizes"), outputs=("values", "indices"), nondiff=(1,),
-                node="MinBackward0", self=_select_back)
+                node="MinBackward0", self=_select_back,
+                complex_error=(RuntimeError, "min(): does not support complex input"))
 
 
 class _MinMax(tuple):
@@ -247,8 +255,10 @@ max = _minmax(MAX_ALL, MAX_DIM, _cmp_max, "max")
 min = _minmax(MIN_ALL, MIN_DIM, _cmp_min, "min")
 
 
-def _argfn(fn):
+def _argfn(fn, name):
     def f(input, dim=None, keepdim=False):
+        if input.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
         a = input._value
         if dim is None:
             return from_jax(fn(a.reshape(-1)).astype(jnp.int64))
@@ -257,8 +267,8 @@ def _argfn(fn):
     return f
 
 
-argmax = _argfn(jnp.argmax)
-argmin = _argfn(jnp.argmin)
+argmax = _argfn(jnp.argmax, "argmax")
+argmin = _argfn(jnp.argmin, "argmin")
 
 
 def _var_back(grad, self, dim, correction, keepdim):
@@ -362,7 +372,7 @@ def _lse_k(self, dim, keepdim):
 
 LSE = defop("logsumexp", _lse_k, attrs=("dim", "keepdim"),
             self=lambda grad, self, result, dim, keepdim:
-            _restore(grad, dim, keepdim) * (self - _restore(result, dim, keepdim)).exp())
+            _restore(grad, dim, keepdim) * (self - _restore(result, dim, keepdim)).exp().conj())
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -387,19 +397,24 @@ LOG_SOFTMAX = defop("log_softmax", _log_softmax_k, attrs=("dim", "dtype"),
                     self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True))
 
 
-def _sm(op):
+def _sm(op, name):
     def f(input, dim=None, dtype=None, _stacklevel=3):
         if dim is None:
             raise NotImplementedError("eagergrad does not implement softmax without dim; "
                                       "pass dim explicitly")
         dt = D.as_dtype(dtype) if dtype is not None else (
             input.dtype if input.dtype.is_differentiable else D.get_default_dtype())
-        return call_op(op, (input,), (_wrap_dim(dim, input.ndim), dt))
+        d = _wrap_dim(dim, input.ndim)
+        if dt.is_complex:
+            kernel = f"{name}_lastdim" if d >= input.ndim - 1 else name
+            raise NotImplementedError(f"\"{kernel}_kernel_impl\" not implemented for "
+                                      f"'{dt.scalar_name}'")
+        return call_op(op, (input,), (d, dt))
     return f
 
 
-softmax = _sm(SOFTMAX)
-log_softmax = _sm(LOG_SOFTMAX)
+softmax = _sm(SOFTMAX, "softmax")
+log_softmax = _sm(LOG_SOFTMAX, "log_softmax")
 
 
 def _bool_reduce(fn, name):
