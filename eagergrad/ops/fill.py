@@ -3,6 +3,7 @@ target; torch's FillBackward2/3 and CopyBackwards nodes."""
 import jax.numpy as jnp
 
 from .._cache import keyed
+from .._dtypes import astype, warn_if_discarding_imag
 from ..size import can_broadcast_to
 from ..tensor import Tensor
 from . import pointwise as P
@@ -16,7 +17,7 @@ FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("val
 FILL_T = defop("fill_tensor", lambda self, value: jnp.full_like(self, value),
                inputs=("self", "value"), node="FillBackward3",
                self=P._zeros, value=lambda grad: grad.sum())
-COPY = defop("copy", lambda self, src: jnp.broadcast_to(src.astype(self.dtype), self.shape),
+COPY = defop("copy", lambda self, src: jnp.broadcast_to(astype(src, self.dtype), self.shape),
              inputs=("self", "src"), node="CopyBackwards",
              self=P._zeros, src=lambda grad: grad)
 
@@ -45,4 +46,5 @@ def _copy(t, src):
         raise RuntimeError(f"The size of tensor a ({t._shape[-1]}) must match the size of tensor "
                            f"b ({src._shape[-1]}) at non-singleton dimension "
                            f"{len(t._shape) - 1}")
+    warn_if_discarding_imag(src.dtype, t.dtype)
     return call_op(COPY, (t, src))

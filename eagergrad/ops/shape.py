@@ -488,9 +488,7 @@ def stack(tensors, dim=0):
 # ---- copies and conversions --------------------------------------------------------------
 CLONE = defop("clone", lambda self: jnp.array(self, copy=True), self=lambda grad: grad)
 def _to_copy_k(self, dtype, device):
-    if jnp.iscomplexobj(self) and dtype._kind < 3:
-        self = jnp.real(self)  # torch warns that the imaginary part is discarded
-    self = self.astype(dtype.np)
+    self = D.astype(self, dtype.np)
     return self if device is None else jax.device_put(self, device.jax)
 
 
@@ -517,6 +515,7 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
             device = a
     out = input
     if dtype is not None and D.as_dtype(dtype) is not input.dtype:
+        D.warn_if_discarding_imag(input.dtype, D.as_dtype(dtype))
         out = call_op(TO_COPY, (input,), (D.as_dtype(dtype), None))
     if device is not None and _device(device) != input.device:
         out = call_op(TO_COPY, (out,), (out.dtype, _device(device)))  # differentiable copy
