@@ -1,6 +1,8 @@
 """torch.autograd.gradcheck / gradgradcheck: analytical Jacobians (one backward per output
 element) against central finite differences, with torch's signatures, defaults, complex
-rules and error messages.
+rules and error messages. fast_mode=True compares one number per (input, output) pair
+instead, v^T J u, for random unit vectors u and v: one backward with v against one
+directional central difference along u (torch's fast mode, pytorch/pytorch#53876).
 
 Complex functions are checked as torch checks them: a complex output is split into its
 real and imaginary parts (two real-valued functions); for a complex input the numerical
@@ -67,14 +69,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
     for flag, name in ((check_forward_ad, "check_forward_ad"),
-                       (check_batched_grad, "check_batched_grad"),
-                       (fast_mode, "fast_mode"), (masked, "masked")):
+                       (check_batched_grad, "check_batched_grad"), (masked, "masked")):
         if flag:
             raise NotImplementedError(f"eagergrad does not implement "
                                       f"torch.autograd.gradcheck({name}=True) yet")
     try:
         return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes)
+                          check_grad_dtypes, fast_mode)
     except GradcheckError:
         if raise_exception:
             raise
@@ -155,7 +156,8 @@ def _differentiable_outputs(x):
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-               check_grad_dtypes):
+               check_grad_dtypes, fast_mode=False):
+    check = _fast_gradcheck if fast_mode else _slow_gradcheck
     tupled = _as_tuple(inputs)
     _check_inputs(tupled)
     func_out = func(*tupled)
@@ -164,14 +166,14 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     if any(o.is_complex() for o in _as_tuple(func_out)):
         imag_fn, real_fn = _parts(func, imag), _parts(func, real)
         imag_out = imag_fn(*tupled)
-        _slow_gradcheck(imag_fn, imag_out, tupled, _differentiable_outputs(imag_out), eps,
-                        rtol, atol, check_grad_dtypes, nondet_tol, complex_out, True)
+        check(imag_fn, imag_out, tupled, _differentiable_outputs(imag_out), eps, rtol, atol,
+              check_grad_dtypes, nondet_tol, complex_out, True)
         real_out = real_fn(*tupled)
-        _slow_gradcheck(real_fn, real_out, tupled, _differentiable_outputs(real_out), eps,
-                        rtol, atol, check_grad_dtypes, nondet_tol, complex_out, False)
+        check(real_fn, real_out, tupled, _differentiable_outputs(real_out), eps, rtol, atol,
+              check_grad_dtypes, nondet_tol, complex_out, False)
     else:
-        _slow_gradcheck(func, func_out, tupled, outputs, eps, rtol, atol, check_grad_dtypes,
-                        nondet_tol, None, False)
+        check(func, func_out, tupled, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol,
+              None, False)
     _test_backward_mul_by_grad_output(outputs, tupled)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, tupled)
@@ -268,17 +270,19 @@ def _numerical_jacobian(fn, inputs, outputs, eps):
     return result
 
 
-def _central_difference(fn, args, entry, delta):
+def _central_difference(fn, args, entry, delta, norm=None):
     """(fn(x + delta) - fn(x - delta)) / 2|delta| per float output, `entry` (an element of
-    an input's .data, tracked by nothing) perturbed in place. fn runs in grad mode: a
-    function of gradients (gradgradcheck) needs its graph."""
+    an input's .data, or all of it, tracked by nothing) perturbed in place; a tensor delta
+    (a direction) is divided by `norm`. fn runs in grad mode: a function of gradients
+    (gradgradcheck) needs its graph."""
     orig = entry.clone()
     entry.copy_(orig - delta)
     outa = _values(fn(*args))
     entry.copy_(orig + delta)
     outb = _values(fn(*args))
     entry.copy_(orig)
-    return [((b - a) / (2 * abs(delta))).reshape(-1) for a, b in zip(outa, outb)]
+    norm = abs(delta) if norm is None else norm
+    return [((b - a) / (2 * norm)).reshape(-1) for a, b in zip(outa, outb)]
 
 
 def _values(outs):
@@ -287,17 +291,24 @@ def _values(outs):
             if o.dtype.is_differentiable]
 
 
-def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
+def _basis(output):
+    """The grad_outputs of slow mode: one per element of output, 1 there."""
+    for j in range(output.numel()):
+        base = np.zeros(output.numel(), output.dtype.np)
+        base[j] = 1
+        yield base
+
+
+def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes, v=None):
     """Per input requiring grad: the (input.numel(), output.numel()) Jacobian, one
-    backward per output element, computed twice (torch's reentrancy check)."""
+    backward per output element (or, v given, the single column v^T J: fast mode),
+    computed twice (torch's reentrancy check)."""
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    n_cols = output.numel() if v is None else 1
 
     def rows():
         cols = [[] for _ in diff]
-        base = np.zeros(output.numel(), output.dtype.np)
-        for j in range(output.numel()):
-            base[:] = 0
-            base[j] = 1
+        for base in (_basis(output) if v is None else [v]):
             g = tensor(base.reshape(output.shape))
             for k, d in enumerate(autograd_grad(output, diff, g, retain_graph=True,
                                                 allow_unused=True)):
@@ -307,7 +318,7 @@ def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
     def stack(cols):
         jacs, types_ok, sizes_ok = [], True, True
         for x, col in zip(diff, cols):
-            jac = np.zeros((x.numel(), output.numel()), x.dtype.np)
+            jac = np.zeros((x.numel(), n_cols), x.dtype.np)
             for j, d in enumerate(col):
                 if d is None:
                     continue
@@ -335,6 +346,104 @@ def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
             f"gradient matches numerical gradient.The tolerance for nondeterminism was "
             f"{nondet_tol}." + FAILED_NONDET_MSG)
     return [tensor(j) for j in jac1]
+
+
+# ---- fast mode --------------------------------------------------------------------------------
+FAST_FAIL_SLOW_OK_MSG = """
+Fast gradcheck failed but element-wise differences are small. This means that the
+test might've passed in slow_mode!
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck:
+
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `fast_mode=False` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_fast_mode=False`
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_fast_mode=False`
+""".strip()
+
+
+def _unit(rng, n, np_dtype):
+    """A random vector of n nonnegative entries and norm 1 (torch's _vec_from_tensor)."""
+    u = rng.random(n).astype(np_dtype)
+    return u / np.linalg.norm(u)
+
+
+def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                    nondet_tol, complex_indices, test_imag):
+    # a generator of its own, as torch's: the user's random state stays as it was
+    rng = np.random.default_rng(0)
+    diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    all_u = []
+    for _, x in diff:
+        real = x.dtype.to_real().np
+        ur = _unit(rng, x.numel(), real)
+        all_u.append((ur, _unit(rng, x.numel(), real)) if x.is_complex() else ur)
+    all_v = [_unit(rng, o.numel(), o.dtype.np) for o in outputs]
+    numerical = []  # [input][float output]: v^T (J u) (just J u when there is no output)
+    for (idx, x), u in zip(diff, all_u):
+        ju = _numerical_jvp(func, inputs, x, u, eps)
+        numerical.append([v @ j for v, j in zip(all_v, ju)] if outputs else ju)
+    if not outputs:
+        if any(j.size and np.max(np.abs(j)) > nondet_tol for ju in numerical for j in ju):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    analytical = []  # [output][input]: (v^T J) u
+    for o, v in zip(outputs, all_v):
+        vjs = _analytical_jacobian(inputs, o, nondet_tol, check_grad_dtypes, v)
+        row = []
+        for vj, u in zip(vjs, all_u):
+            vj = vj.numpy()[:, 0]
+            row.append(vj.real @ u[0] + 1j * (vj.imag @ u[1]) if vj.dtype.kind == "c"
+                       else vj @ u)
+        analytical.append(row)
+    for i, per_input in enumerate(numerical):
+        for j, n in enumerate(per_input):
+            a = analytical[j][i]
+            u = all_u[i]
+            sum_u = float(u[0].sum()) + float(u[1].sum()) if isinstance(u, tuple) \
+                else float(u.sum())
+            if not np.allclose(a, n, rtol, atol * sum_u * float(all_v[j].sum())):
+                raise GradcheckError(
+                    _notallclose_msg(_scalar(a), _scalar(n), j, i, complex_indices, test_imag)
+                    + _slow_mode_error(func, inputs, outputs, i, j, rtol, atol, eps))
+
+
+def _scalar(x):
+    return complex(x) if np.iscomplexobj(x) else float(x)
+
+
+def _numerical_jvp(fn, inputs, x, u, eps):
+    """J u per float output by one central difference along u (for a complex input,
+    ds/dx along ur plus i ds/dy along ui: the conjugate Wirtinger derivative)."""
+    data = x.data
+    if isinstance(u, tuple):
+        dx = _central_difference(fn, list(inputs), data, tensor(eps * u[0].reshape(x.shape)),
+                                 eps)
+        dy = _central_difference(fn, list(inputs), data,
+                                 tensor(eps * 1j * u[1].reshape(x.shape)), eps)
+        return [a + 1j * b for a, b in zip(dx, dy)]
+    return _central_difference(fn, list(inputs), data, tensor(eps * u.reshape(x.shape)), eps)
+
+
+def _slow_mode_error(func, inputs, outputs, input_idx, output_idx, rtol, atol, eps):
+    """The slow-mode Jacobians of the failing pair, for the message (as torch)."""
+    numerical = tensor(_numerical_jacobian(func, inputs, outputs, eps)[input_idx][output_idx])
+    analytical = _analytical_jacobian(inputs, outputs[output_idx], float("inf"), False)
+    analytical = analytical[input_idx]
+    max_diff = (numerical - analytical).abs().max()
+    msg = ("\nThe above quantities relating the numerical and analytical jacobians are "
+           "computed \nin fast mode. See: https://github.com/pytorch/pytorch/issues/53876 "
+           "for more background \nabout fast mode. Below, we recompute numerical and "
+           "analytical jacobians in slow mode:\n\n"
+           f"Numerical:\n {numerical}\nAnalytical:\n{analytical}\n\n"
+           f"The max per-element difference (slow mode) is: {max_diff}.\n")
+    if allclose(analytical, numerical, rtol, atol):
+        msg += FAST_FAIL_SLOW_OK_MSG
+    return msg
 
 
 def _test_backward_mul_by_grad_output(outputs, inputs):
