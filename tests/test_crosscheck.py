@@ -1,6 +1,7 @@
-"""eagergrad.testing.crosscheck: the four routes agree on correct code (real, complex,
-order 1 and 2, with torch as the fourth route), and a wrong formula is caught, with the
-input and the element named."""
+"""eagergrad.testing.crosscheck: the routes agree on correct code (real, complex, order 1
+and 2, with torch as the last route, finite differences in slow and fast mode), and a wrong
+formula is caught by every independent route, with the input and the element named."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 import eagergrad as eg
 from eagergrad.ops import _table
 from eagergrad.testing import CrosscheckError, crosscheck
+from eagergrad.testing._crosscheck import N_DIRECTIONS, Projections
 
 
 def R(*v):
@@ -22,7 +24,7 @@ def test_abs_squared_follows_torch_convention_and_jax_agrees_after_conversion():
     """|z|^2 at 3+4j: torch's gradient is 2z = 6+8j (dL/dz*), JAX's raw vjp gives 6-8j;
     crosscheck converts, and all routes agree."""
     r = crosscheck(lambda L, z: (z * z.conj()).real, Z(3 + 4j))
-    assert r.ok and r.routes == ["tape", "jax", "fd", "torch"]
+    assert r.ok and r.routes == ["tape", "jax", "jvp", "fd", "torch"]
     assert "conj(vjp(conj(v)))" in r.convention
     # the real output's cotangent v is real: the gradient is v * 2z, a real multiple of 6+8j
     g = r.inputs[0].grads["tape"][0]
@@ -41,13 +43,16 @@ def test_correct_functions_pass_every_route(kind, order):
         fn, ins = (lambda L, x, z: (x * z).abs() + (z.conj() * x).real), (R(0.5, -1.0),
                                                                         Z(1 + 1j, 2 - 1j))
     r = crosscheck(fn, *ins, order=order, raise_on_mismatch=True)
-    assert r.ok and r.routes == ["tape", "jax", "fd", "torch"]
+    assert r.ok and r.routes == ["tape", "jax", "jvp", "fd", "torch"]
     assert [i.name for i in r.inputs] == list(fn.__code__.co_varnames[1:3])
+    fast = crosscheck(fn, *ins, order=order, fast_mode=True, raise_on_mismatch=True)
+    assert fast.ok and fast.routes == r.routes
+    assert all(isinstance(i.grads["fd"], Projections) for i in fast.inputs)
 
 
 def test_without_the_module_argument_torch_is_not_run():
     r = crosscheck(lambda x: x.sin().sum(), R(0.5, 1.0))
-    assert r.ok and r.routes == ["tape", "jax", "fd"]
+    assert r.ok and r.routes == ["tape", "jax", "jvp", "fd"]
 
 
 def test_float32_inputs():
@@ -70,8 +75,12 @@ def test_missing_conjugation_is_caught():
     assert not r.ok
     z, w = r.inputs
     assert not z.ok and w.ok
-    assert z.errors["jax"][0] > 0.1 and z.errors["fd"][0] > 0.1
+    assert z.errors["jax"][0] > 0.1 and z.errors["fd"][0] > 0.1 and z.errors["jvp"][0] > 0.1
     assert z.worst is not None and set(z.at_worst) == {"tape", "jax", "fd"}
+    fast = crosscheck(lambda z, w: mul(z, w), Z(0.5 + 1j, -1 - 0.5j), Z(0.3 - 0.2j, 2 + 1j),
+                      fast_mode=True)
+    assert not fast.inputs[0].ok and fast.inputs[0].errors["fd"][0] > 0.1
+    assert fast.inputs[1].ok
     with pytest.raises(CrosscheckError, match="MISMATCH") as e:
         crosscheck(lambda z, w: mul(z, w), Z(0.5 + 1j), Z(0.3 - 0.2j), raise_on_mismatch=True)
     assert "<- mismatch" in str(e.value) and "z" in str(e.value)
@@ -87,6 +96,37 @@ def test_one_percent_error_is_caught_and_located():
     assert rep.errors["jax"][1] == pytest.approx(0.01 / 1.01, rel=1e-6)  # relative to the tape
     assert rep.worst == (2,)  # the largest |gradient|: w = -4
     assert rep.at_worst["tape"] == pytest.approx(rep.at_worst["jax"] * 1.01)
+    # along any direction u the tape's projection is 1.01 times JAX's forward derivative
+    assert rep.errors["jvp"][1] == pytest.approx(0.01 / 1.01, rel=1e-6)
+    fast = crosscheck(lambda x, w: mul(x, w), x, w, fast_mode=True)
+    assert not fast.inputs[0].ok and fast.inputs[1].ok
+    assert fast.inputs[0].errors["fd"][1] == pytest.approx(0.01 / 1.01, rel=1e-4)
+
+
+def test_fast_mode_evaluates_the_function_twice_per_direction():
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        return x.sin() * x
+    x = eg.tensor(np.linspace(-1, 1, 50), dtype=eg.float64)
+    crosscheck(fn, x, check_jvp=False)
+    slow = len(calls)
+    calls.clear()
+    crosscheck(fn, x, check_jvp=False, fast_mode=True)
+    assert slow - len(calls) == 2 * 50 - 2 * N_DIRECTIONS
+
+
+def test_jvp_route_is_skipped_where_jax_has_no_forward_mode():
+    """An op whose kernel is a jax.custom_vjp: JAX's jvp cannot go through it."""
+    @jax.custom_vjp
+    def sin(x):
+        return jnp.sin(x)
+    sin.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (g * jnp.cos(x),))
+    op = _table.defop("test_sin_custom_vjp", sin, self=lambda grad, self: grad * self.cos())
+    del _table.OPS["test_sin_custom_vjp"]
+    r = crosscheck(lambda x: _table.call_op(op, (x,)), R(0.5, -1.0))
+    assert r.ok and r.routes == ["tape", "jax", "fd"]
 
 
 def test_wrong_custom_function_backward_is_caught_by_jax_and_fd():
@@ -148,6 +188,7 @@ def test_report_prints_a_table():
     lines = text.splitlines()
     assert lines[0].startswith("crosscheck of <lambda>, order 1: OK")
     assert "|tape-jax| abs/rel" in lines[2] and lines[3].startswith("x")
+    assert "|tape-jvp|(u) abs/rel" in lines[2]
 
 
 def test_doctests():

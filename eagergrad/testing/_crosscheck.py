@@ -1,15 +1,22 @@
-"""crosscheck: one eager function's gradients by four independent routes.
+"""crosscheck: one eager function's gradients by independent routes.
 
 (a) the tape: eagergrad's backward (`autograd.grad`, PyTorch's engine and formulas);
 (b) JAX: the same function run with tensors holding tracers, differentiated by `jax.vjp`
     (JAX's own derivative rules), its cotangent convention converted to torch's:
     torch_vjp(v) = conj(jax_vjp(conj(v))) (DESIGN.md §6);
+(b') JAX's forward mode: `jax.jvp` along random directions u, compared through
+    d phi(u) = Re sum(conj(v) * J u) = Re sum(conj(g) * u), which holds for torch's
+    gradient g with no conversion at all (skipped where JAX has no forward mode, e.g.
+    through a jax.custom_vjp);
 (c) central finite differences in float64/complex128 of phi(x) = Re sum(conj(v) * f(x)),
-    whose gradient in torch's convention is dphi/dRe(x) + i dphi/dIm(x);
+    whose gradient in torch's convention is dphi/dRe(x) + i dphi/dIm(x) (fast_mode: one
+    difference along each random direction u instead of two per element, as torch's
+    gradcheck fast mode);
 (d) real torch, when `fn` takes the module as its first argument and torch is installed.
 Every route gets the same random cotangents v. With order=2 the routes differentiate the
-first-order gradients once more (create_graph=True; jax.vjp of jax.vjp; differences of the
-tape's first-order gradients; torch's double backward).
+first-order gradients once more (create_graph=True; jax.vjp of jax.vjp, jax.jvp of
+jax.vjp; differences of the tape's first-order gradients; torch's double backward).
+Routes by direction (jvp, fast fd) are compared on the projections Re sum(conj(g) * u).
 """
 import inspect
 import traceback
@@ -22,16 +29,33 @@ from ..creation import from_jax, tensor
 from ..engine.grad_mode import no_grad
 from ..tensor import Tensor
 
-ROUTES = ("tape", "jax", "fd", "torch")
+ROUTES = ("tape", "jax", "jvp", "fd", "torch")
+N_DIRECTIONS = 2  # random directions per input for the routes by direction
 
 
 class CrosscheckError(AssertionError):
     """The routes disagree (raise_on_mismatch=True), or the function cannot be checked."""
 
 
+class Projections:
+    """A route by direction: its derivatives along `directions` (one per direction)."""
+
+    def __init__(self, directions, values):
+        self.directions, self.values = directions, np.asarray(values, np.float64)
+
+    def of(self, g):
+        """The same projections of a gradient in torch's convention: Re sum(conj(g) u)."""
+        return np.array([np.real(np.sum(np.conj(g) * u)) for u in self.directions])
+
+    def scale(self):
+        """How atol grows for a projection (torch's fast mode: by sum |u|)."""
+        return np.array([np.sum(np.abs(u)) for u in self.directions])
+
+
 class InputReport:
-    """One input's comparison: per route its gradient (numpy), the max abs and rel error
-    against the tape, and the worst element (index and the values of every route there)."""
+    """One input's comparison: per route its gradient (numpy) or its Projections, the max
+    abs and rel error against the tape, and the worst element (index and the values of
+    every elementwise route there; routes by direction are compared per direction)."""
 
     def __init__(self, name, grads, rtol, atol, fd_rtol, fd_atol):
         self.name, self.grads = name, grads
@@ -42,6 +66,15 @@ class InputReport:
             if route == "tape" or g is None:
                 continue
             rt, at = (fd_rtol, fd_atol) if route == "fd" else (rtol, atol)
+            if isinstance(g, Projections):
+                want = g.of(ref)
+                diff = np.abs(g.values - want)
+                rel = diff / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+                self.errors[route] = (float(diff.max(initial=0)), float(rel.max(initial=0)))
+                if np.isnan(g.values).any() != np.isnan(want).any() or \
+                        (diff > at * g.scale() + rt * np.abs(want)).any():
+                    self.ok = False
+                continue
             diff = np.abs(g - ref)
             rel = diff / np.maximum(np.abs(ref), np.finfo(np.float64).tiny)
             self.errors[route] = (float(diff.max(initial=0)), float(rel.max(initial=0)))
@@ -52,8 +85,9 @@ class InputReport:
                 worst_excess, worst = excess.max(), np.unravel_index(int(np.argmax(excess)),
                                                                      ref.shape)
         self.worst = None if worst is None else tuple(int(i) for i in worst)
-        self.at_worst = {} if worst is None else {r: g[worst].item() for r, g in grads.items()
-                                                  if g is not None}
+        self.at_worst = {} if worst is None else {
+            r: g[worst].item() for r, g in grads.items()
+            if g is not None and not isinstance(g, Projections)}
 
 
 class CrosscheckReport:
@@ -74,7 +108,9 @@ class CrosscheckReport:
                  f"{'OK' if self.ok else 'MISMATCH'}; routes: {', '.join(self.routes)}",
                  f"convention: {self.convention}"]
         others = [r for r in self.routes if r != "tape"]
-        head = f"{'input':10s}" + "".join(f"{'|tape-' + r + '| abs/rel':>26s}" for r in others)
+        along = {r for x in self.inputs for r, g in x.grads.items() if isinstance(g, Projections)}
+        head = f"{'input':10s}" + "".join(
+            f"{'|tape-' + r + ('|(u)' if r in along else '|') + ' abs/rel':>26s}" for r in others)
         lines.append(head + "  worst element: " + " / ".join(self.routes))
         for r in self.inputs:
             row = f"{r.name:10s}" + "".join(
@@ -82,7 +118,7 @@ class CrosscheckReport:
                 else f"{'-':>26s}" for o in others)
             if r.worst is not None:
                 row += f"  {r.worst}: " + " / ".join(
-                    f"{r.at_worst[o]:.6g}" for o in self.routes if o in r.at_worst)
+                    f"{r.at_worst[o]:.6g}" if o in r.at_worst else "-" for o in self.routes)
             lines.append(row + ("" if r.ok else "   <- mismatch"))
         return "\n".join(lines)
 
@@ -90,16 +126,18 @@ class CrosscheckReport:
 
 
 def crosscheck(fn, *inputs, order=1, rtol=None, atol=None, fd_rtol=1e-3, fd_atol=1e-5,
-               eps=1e-6, seed=0, check_fd=True, check_torch=True, raise_on_mismatch=False):
-    """Compare the gradients of `fn` at `inputs` by the tape, jax.vjp, finite differences
-    and (if fn takes the module first and torch is installed) torch. Returns a
-    CrosscheckReport; raises CrosscheckError on a mismatch with raise_on_mismatch=True.
+               eps=1e-6, seed=0, check_fd=True, check_jvp=True, check_torch=True,
+               fast_mode=False, raise_on_mismatch=False):
+    """Compare the gradients of `fn` at `inputs` by the tape, jax.vjp, jax.jvp, finite
+    differences (fast_mode: along random directions only) and (if fn takes the module
+    first and torch is installed) torch. Returns a CrosscheckReport; raises
+    CrosscheckError on a mismatch with raise_on_mismatch=True.
 
     >>> import eagergrad as torch
     >>> z = torch.tensor([3 + 4j, 1 - 2j], dtype=torch.complex128)
     >>> report = torch.testing.crosscheck(lambda z: (z * z.conj()).real.sum(), z)
     >>> report.ok, report.routes
-    (True, ['tape', 'jax', 'fd'])
+    (True, ['tape', 'jax', 'jvp', 'fd'])
     """
     if order not in (1, 2):
         raise ValueError(f"crosscheck: order must be 1 or 2, got {order}")
@@ -121,10 +159,18 @@ def crosscheck(fn, *inputs, order=1, rtol=None, atol=None, fd_rtol=1e-3, fd_atol
     vs = [_random(rng, o.shape, o.dtype.np) for o in outs]
     ws = [_random(rng, values[i].shape, values[i].dtype) for i in diff] if order == 2 else None
 
+    dirs = [[_random(rng, values[i].shape, values[i].dtype) for _ in range(N_DIRECTIONS)]
+            for i in diff]
+    dirs = [[u / np.linalg.norm(u) for u in us] for us in dirs]
     grads = {"tape": _tape(module, call, values, diff, vs, ws)}
     grads["jax"] = _jax(call, module, values, diff, vs, ws)
+    if check_jvp:
+        jvp = _jvp(call, module, values, diff, vs, ws, dirs)
+        if jvp is not None:
+            grads["jvp"] = jvp
     if check_fd:
-        grads["fd"] = _fd(module, call, values, diff, vs, ws, eps)
+        grads["fd"] = (_fd_fast(module, call, values, diff, vs, ws, eps, dirs) if fast_mode
+                       else _fd(module, call, values, diff, vs, ws, eps))
     torch = _torch() if takes_module and check_torch else None
     if torch is not None:
         grads["torch"] = _tape(torch, call, values, diff, vs, ws)
@@ -243,6 +289,43 @@ def _jax(call, module, values, diff, vs, ws):
     return [np.asarray(g) for g in gs]
 
 
+def _jvp(call, module, values, diff, vs, ws, dirs):
+    """Route (b'): JAX's forward mode along each direction, as Projections per input:
+    d phi(u) = Re sum(conj(v) * J u) (order 2: of the converted first-order gradients,
+    against w). None where JAX has no forward mode for the function."""
+    def f(*arrays):
+        full = list(values)
+        for i, a in zip(diff, arrays):
+            full[i] = a
+        return _jax_outputs(call, module, full)
+
+    def first(*arrays):
+        out, vjp = jax.vjp(f, *arrays)
+        cot = tuple(np.conj(v).astype(o.dtype) for v, o in zip(vs, out))
+        return tuple(jax.numpy.conj(g) for g in vjp(cot))
+
+    fn, weights = (f, vs) if ws is None else (first, ws)
+    primals = [jax.numpy.asarray(values[i]) for i in diff]
+    out = []
+    for k, us in enumerate(dirs):
+        proj = []
+        for u in us:
+            tangents = [jax.numpy.zeros_like(p) for p in primals]
+            tangents[k] = jax.numpy.asarray(u.astype(primals[k].dtype))
+            try:
+                _, dy = jax.jvp(fn, primals, tangents)
+            except TypeError as e:
+                if "custom_vjp" in str(e):
+                    return None  # JAX has no forward mode through a custom_vjp
+                raise CrosscheckError(_not_tracer_safe(e)) from e
+            except Exception as e:  # noqa: BLE001 - explained: not tracer-safe
+                raise CrosscheckError(_not_tracer_safe(e)) from e
+            proj.append(sum(float(np.real(np.sum(np.conj(w) * np.asarray(d))))
+                            for w, d in zip(weights, dy)))
+        out.append(Projections(us, proj))
+    return out
+
+
 def _jax_outputs(call, module, arrays):
     xs = [from_jax(a) if isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer)
           else tensor(a) for a in arrays]
@@ -278,18 +361,40 @@ def _phi(module, call, values, vs):
     return total
 
 
-def _fd(module, call, values, diff, vs, ws, eps):
-    """Route (c): central differences of phi; order 2 differences the tape's first-order
-    gradients against w instead."""
-    wide = [v.astype(np.complex128 if np.iscomplexobj(v) else np.float64)
+def _wide(values):
+    return [v.astype(np.complex128 if np.iscomplexobj(v) else np.float64)
             if v.dtype.kind in "fc" else v for v in values]
+
+
+def _fd_phi(module, call, diff, vs, ws):
+    """phi of route (c); order 2: Re sum(conj(w) * the tape's first-order gradients)."""
     if ws is None:
-        def phi(vals):
-            return _phi(module, call, vals, vs)
-    else:
-        def phi(vals):
-            gs = _tape(module, call, vals, diff, vs, None)
-            return float(sum(np.real(np.sum(np.conj(w) * g)) for w, g in zip(ws, gs)))
+        return lambda vals: _phi(module, call, vals, vs)
+
+    def phi(vals):
+        gs = _tape(module, call, vals, diff, vs, None)
+        return float(sum(np.real(np.sum(np.conj(w) * g)) for w, g in zip(ws, gs)))
+    return phi
+
+
+def _fd_fast(module, call, values, diff, vs, ws, eps, dirs):
+    """Route (c) in fast mode: one central difference of phi along each direction."""
+    wide, phi = _wide(values), _fd_phi(module, call, diff, vs, ws)
+    out = []
+    for i, us in zip(diff, dirs):
+        proj = []
+        for u in us:
+            hi, lo = list(wide), list(wide)
+            hi[i], lo[i] = wide[i] + eps * u, wide[i] - eps * u
+            proj.append((phi(hi) - phi(lo)) / (2 * eps))
+        out.append(Projections(us, proj))
+    return out
+
+
+def _fd(module, call, values, diff, vs, ws, eps):
+    """Route (c): central differences of phi, two per element (real and imaginary
+    steps for a complex element)."""
+    wide, phi = _wide(values), _fd_phi(module, call, diff, vs, ws)
     out = []
     for i in diff:
         g = np.zeros(wide[i].shape, wide[i].dtype)
