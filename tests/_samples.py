@@ -11,6 +11,7 @@ Dtype codes for `Arg.dtype`: "f" is the float dtype the test is parametrized ove
 (float32 / float64), "c" its complex counterpart (complex64 / complex128); anything else
 is a fixed torch dtype name ("float32", "int64", "bool", ...).
 """
+import copy
 import math
 import zlib
 
@@ -235,6 +236,11 @@ SAMPLES = {
           name="fmod-based: 1 % 0.1 is 0.0999..."),
         S(lambda m, x, y: m.remainder(x, y), T("int64", 3, 4, lo=-9, hi=9),
           T("int64", 4, lo=1, hi=4), nondiff=True, name="int"),
+    ],
+    "floor_divide_scalar": [
+        S(lambda m, x: x // 0.5, F(3, 4), backward_error="floor_divide is not implemented"),
+        S(lambda m, x: m.floor_divide(x, 3), T("int64", 3, 4, lo=-9, hi=9), nondiff=True,
+          name="int"),
     ],
     "remainder_scalar": [
         S(lambda m, x: x % 1.5, F(3, 4, lo=1.6, hi=2.9)),
@@ -707,6 +713,9 @@ SAMPLES.update({
           name="float64 -> float32"),
         S(lambda m, x: x.to(m.complex64), T("float32", 3, 4), name="float32 -> complex64"),
         S(lambda m, x: x.long(), F(3, 4), nondiff=True, name="to int"),
+        S(lambda m, x: x.real.to(m.float64) if x.dtype == m.complex64 else x.to(m.float64),
+          C(3, 4), name="complex -> float64 (C->R)"),
+        S(lambda m, x: x.to(m.complex128), T("complex64", 3, 4), name="complex64 -> complex128"),
         S(lambda m, x, y: x.type_as(y), T("int64", 3, 4), F(4, rg=False), nondiff=True,
           name="int type_as float"),
     ],
@@ -830,10 +839,55 @@ SAMPLES.update({
     "view_scatter": [
         S(lambda m, x, y: _add_view_(x * 1, y), F(3, 4), F(4), name="the view, other input"),
     ],
+    "nan_to_num": [
+        S(lambda m, x: x.nan_to_num(), F(3, 4)),
+        S(lambda m, x: m.nan_to_num(x, nan=1.5, posinf=2.0, neginf=-3.0),
+          V([[NAN, 1.0, INF], [-INF, -0.5, 2.0]]), fd=False, name="nan, posinf, neginf"),
+        S(lambda m, x: (x * 1).nan_to_num_(), V([NAN, INF, -INF, 0.25]), fd=False,
+          name="in-place, dtype bounds"),
+        S(lambda m, x: x.nan_to_num(), T("int64", 3), nondiff=True, name="int"),
+    ],
     "scatter_value": [
         S(lambda m, x, i: x.scatter(1, i, 1.5), F(3, 4), I([[0, 3], [2, 1], [1, 0]])),
     ],
 })
+
+# samples of op groups kept in their own files (they import the shorthands above)
+from _samples_sorting import SAMPLES as _SORTING  # noqa: E402
+from _samples_linalg import SAMPLES as _LINALG  # noqa: E402
+SAMPLES.update(_SORTING)
+for _k, _v in _LINALG.items(): SAMPLES.setdefault(_k, []).extend(_v)
+
+
+def _as_complex(sample):
+    """The sample with its parametrized float inputs made complex."""
+    args = []
+    for a in sample.args:
+        a = copy.copy(a)
+        if a.dtype == FLOAT:
+            a.dtype = COMPLEX
+        args.append(a)
+    c = copy.copy(sample)
+    c.args = tuple(args)
+    c.name = (sample.name + ", " if sample.name else "") + "complex"
+    c.fd = False  # finite differences are real-only here; gradcheck covers complex
+    c.xfail = {}
+    return c
+
+
+# ops torch supports for complex whose samples above are real: their first sample with
+# a float input, made complex (so every complex-capable op is tested in complex too)
+for _op in ("_reshape_alias", "_to_copy", "alias", "all", "any", "as_strided",
+            "as_strided_backward", "as_strided_view", "cumsum_backward", "diagonal_backward",
+            "fill", "fill_tensor", "index_add", "index_copy", "index_fill", "index_put",
+            "index_put_acc", "isclose", "isfinite", "isinf", "isnan", "logical_and",
+            "logical_not", "logsumexp", "mask_index_put", "mask_put_seq", "mask_take",
+            "masked_fill_tensor", "masked_scatter_backward", "rsub", "scatter", "scatter_add",
+            "scatter_value", "select_backward", "slice_backward", "split_with_sizes",
+            "squeeze0", "squeeze1", "squeeze2", "std", "t", "unfold", "unfold_backward",
+            "var", "view_gather", "view_scatter", "view_write", "zero"):
+    SAMPLES[_op].append(_as_complex(next(s for s in SAMPLES[_op]
+                                         if any(a.dtype == FLOAT for a in s.args))))
 
 for _op, _samples in SAMPLES.items():
     for _i, _s in enumerate(_samples):

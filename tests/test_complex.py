@@ -75,3 +75,36 @@ def test_casting_complex_to_real_warns_once_as_torch():
     assert len(msgs) == len(torch_msgs) == 1
     assert torch_msgs[0].startswith(msgs[0] + " (Triggered internally")
     assert y.tolist() == z.tolist() == [1.0]
+
+
+_BOUNDARIES = {
+    # R -> C -> R: the real leaf's gradient is real (torch takes the real part)
+    "R->C->R": lambda L: L.tensor([0.5, -1.0], dtype=L.float64, requires_grad=True),
+    # C -> R: a complex leaf under a real loss gets the conjugate Wirtinger gradient
+    "C->R": lambda L: L.tensor([3 + 4j, 1 - 2j], dtype=L.complex128, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BOUNDARIES))
+def test_real_and_complex_boundaries(name):
+    def f(L):
+        x = _BOUNDARIES[name](L)
+        z = x * (1 + 2j) if not x.is_complex() else x
+        w = L.polar(L.ones(2, dtype=L.float64), L.tensor([0.3, 1.1], dtype=L.float64))
+        loss = (z * w).abs().pow(2).sum() + L.view_as_real(z * z).sum()
+        loss.backward()
+        return x.grad, x.grad.dtype
+    same(f)
+
+
+def test_complex_scalar_backward_needs_a_gradient():
+    def f(L):
+        z = L.tensor([3 + 4j], requires_grad=True)
+        (z * z).sum().backward()
+    same(f)
+
+    def g(L):  # with one, it runs: the gradient is v * conj(dz^2/dz) = v * 2 conj(z)
+        z = L.tensor([3 + 4j], requires_grad=True)
+        (z * z).sum().backward(L.tensor(1 - 1j))
+        return z.grad
+    same(g)

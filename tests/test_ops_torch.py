@@ -4,12 +4,11 @@ For each sample (float32 and float64): forward values, output dtypes, the graph
 (grad_fn names, next_functions, output_nr, requires_grad), `_is_view()` with a view's
 strides and storage offset, gradients of every input that requires grad (float64; float32
 for a subset), and float64 second-order gradients (w.r.t. the inputs and the
-grad_outputs). Then torch's type-promotion table, torch's error messages, and torch's
-rules at non-differentiable points.
+grad_outputs). Then torch's type-promotion table and torch's error messages (torch's
+rules at non-differentiable points: test_special_points.py).
 
 Known discrepancies are strict xfails declared on the samples (Sample.xfail).
 """
-import math
 import zlib
 
 import jax
@@ -20,7 +19,7 @@ import torch
 import conftest
 import eagergrad as eg
 from eagergrad._dtypes import FROM_NP
-from _samples import (ALL, S, V, as_list, dtype_name, make_inputs, random_like, to_np,
+from _samples import (ALL, as_list, dtype_name, make_inputs, random_like, to_np,
                       tolerance)
 
 # ---- running a sample in both libraries (forward results are cached per test run) --------
@@ -223,56 +222,6 @@ def test_backward(sample, fdt):
     dt in ("float64", "fixed")))
 def test_double_backward(sample, fdt):
     check_double_backward(sample, fdt)
-
-
-# ---- torch's rules at non-differentiable points --------------------------------------------
-KINKS = [
-    S(lambda m, x: x.relu(), V([-1.0, 0.0, 2.0]), name="relu'(0) = 0"),
-    S(lambda m, x: x.abs(), V([-1.0, 0.0, 2.0]), name="|x|'(0) = 0"),
-    S(lambda m, x: x.sgn(), V([0j, 1 + 1j, -2j], "c"), name="sgn at 0"),
-    S(lambda m, x: x.abs(), V([0j, 1 + 1j, -2j], "c"), name="complex |0|"),
-    S(lambda m, x: x.clamp(-1.0, 1.0), V([-1.0, 0.0, 1.0, 2.0]), name="clamp at boundaries"),
-    S(lambda m, x: x.clamp_min(0.0), V([-1.0, 0.0, 1.0]), name="clamp_min at boundary"),
-    S(lambda m, x: x.clamp_max(0.0), V([-1.0, 0.0, 1.0]), name="clamp_max at boundary"),
-    S(lambda m, x, lo, hi: x.clamp(lo, hi), V([-1.0, 0.0, 1.0]), V([-1.0, -1.0, -1.0]),
-      V([1.0, 0.0, 1.0]), name="tensor clamp at boundaries"),
-    S(lambda m, x: x.max(), V([1.0, 3.0, -1.0, 3.0, 3.0]), name="max() ties split"),
-    S(lambda m, x: x.min(), V([1.0, -1.0, -1.0]), name="min() ties split"),
-    S(lambda m, x: x.amax(1), V([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), name="amax ties split"),
-    S(lambda m, x: x.amin(), V([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]), name="amin ties split"),
-    S(lambda m, x, y: m.maximum(x, y), V([1.0, 2.0, 3.0]), V([1.0, 0.0, 3.0]),
-      name="maximum ties split"),
-    S(lambda m, x, y: m.minimum(x, y), V([1.0, 2.0, 3.0]), V([1.0, 0.0, 3.0]),
-      name="minimum ties split"),
-    S(lambda m, x: x.max(1).values, V([[1.0, 3.0, 0.0], [2.0, 0.0, 1.0]]),
-      name="max(dim) selects"),
-    S(lambda m, x: x.sqrt(), V([0.0, 1.0]), name="sqrt'(0) = inf"),
-    S(lambda m, x: x ** 0.5, V([0.0, 1.0]), name="pow 0.5 at 0"),
-    S(lambda m, x: x ** 2, V([0.0, 1.0]), name="pow 2 at 0"),
-    S(lambda m, x: x ** 0, V([0.0, 1.0]), name="pow 0 at 0"),
-    S(lambda m, x, y: x ** y, V([0.0, 0.0, 2.0]), V([2.0, 0.0, 0.5]), name="0 ** y"),
-    S(lambda m, x: x.norm(), V([0.0, 0.0, 0.0]), name="norm at 0 gives 0"),
-    S(lambda m, x: x.norm(dim=1), V([[0.0, 0.0], [3.0, 4.0]]), name="norm(dim) at 0"),
-    S(lambda m, x: x.norm(p=1), V([0.0, 1.0, -2.0]), name="1-norm at 0"),
-    S(lambda m, x: x.norm(p=3), V([0.0, 0.0]), name="3-norm at 0"),
-    S(lambda m, x: x.norm(p=math.inf), V([1.0, -3.0, 3.0]), name="inf-norm ties"),
-    S(lambda m, x: x.std(), V([2.0, 2.0, 2.0]), name="std of a constant"),
-    S(lambda m, x: x.prod(), V([0.0, 2.0, 3.0]), name="prod one zero"),
-    S(lambda m, x: x.prod(1), V([[0.0, 0.0, 3.0], [1.0, 0.0, 2.0]]), name="prod(dim) zeros"),
-    S(lambda m, x: x.sign(), V([-1.0, 0.0, 2.0]), name="sign"),
-    S(lambda m, x: x.floor(), V([-1.0, 0.0, 2.0]), name="floor at integers"),
-    S(lambda m, x: x.angle(), V([-1.0, 0.0, 2.0]), name="angle of reals"),
-    S(lambda m, x: x.angle(), V([0j, 1j, -1 + 0j], "c"), name="angle at 0"),
-]
-for _i, _s in enumerate(KINKS):
-    _s.id = f"kink:{_i}"
-
-
-@pytest.mark.parametrize("sample", KINKS, ids=[s.name for s in KINKS])
-def test_kink_conventions(sample):
-    check_forward(sample, "float64")
-    check_graph(sample, "float64")
-    check_backward(sample, "float64")
 
 
 # ---- type promotion ----------------------------------------------------------------------

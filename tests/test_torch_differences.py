@@ -180,3 +180,16 @@ def test_module_level_inplace_forms_match_torch(name):
 def test_module_level_clamp_and_fill_forms():
     same(lambda L: (L.clamp_(L.tensor([-1.0, 0.5, 3.0]), 0.0, 1.0),
                     L.fill_(L.zeros(2), 1.5), L.clamp_min_(L.tensor([-1.0, 2.0]), 0.0)))
+
+
+def test_inf_and_nan_times_a_false_mask_is_nan():
+    """IEEE: inf * 0 and nan * 0 are NaN, for a bool operand too (XLA would rewrite
+    x * convert(mask) as select(mask, x, 0)); also inside a fused backward."""
+    def f(L):
+        x = L.tensor([1.0, float("nan"), float("inf"), -2.0], dtype=L.float64,
+                     requires_grad=True)
+        m = L.tensor([True, False, False, False])
+        y = (x * 1) * m + m * (x * 2)
+        g, = L.autograd.grad((y * 1).sum(), x)
+        return y, g
+    same(f)

@@ -10,6 +10,7 @@ from .. import _dtypes as D
 from .._cache import keyed
 from ._args import as_t, float_of, promote
 from ._table import defop, call_op
+from ..engine.grad_mode import STATE
 from ..tensor import Tensor, _zeros_meta
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -40,8 +41,19 @@ RSUB_S = defop("rsub_scalar", lambda self, other, dtype, alpha:
                (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
                inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward1",
                self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
-MUL = defop("mul", lambda self, other, dtype: self.astype(_c(dtype)) * other.astype(_c(dtype)),
-            inputs=("self", "other"), attrs=("dtype",),
+def _mul(self, other, dtype):
+    a, b = self.astype(_c(dtype)), other.astype(_c(dtype))
+    # XLA rewrites x * convert(mask) as select(mask, x, 0), which gives 0 for inf * False
+    # where IEEE (and torch) give NaN: keep x * 0 on the unselected side
+    if dtype is not _bool:
+        if self.dtype == jnp.bool_:
+            return jnp.where(self, b, b * 0)
+        if other.dtype == jnp.bool_:
+            return jnp.where(other, a, a * 0)
+    return a * b
+
+
+MUL = defop("mul", _mul, inputs=("self", "other"), attrs=("dtype",),
             self=lambda grad, other: grad * other.conj(),
             other=lambda grad, self: grad * self.conj())
 DIV = defop("div", lambda self, other, dtype: self.astype(_c(dtype)) / other.astype(_c(dtype)),
@@ -96,6 +108,10 @@ FLOOR_DIVIDE = defop("floor_divide", lambda self, other, dtype: _floor_divide(se
                      inputs=("self", "other"), attrs=("dtype",), node="NotImplemented",
                      self=_not_implemented("floor_divide"),
                      other=_not_implemented("floor_divide"))
+FLOOR_DIVIDE_S = defop("floor_divide_scalar", lambda self, other, dtype:
+                       _floor_divide(self, other, dtype), inputs=("self", "other"),
+                       attrs=("dtype",), node="NotImplemented",
+                       self=_not_implemented("floor_divide"))
 REMAINDER_RS = defop("remainder_rscalar", lambda self, other, dtype:
                      _remainder(self, other, dtype), inputs=("self", "other"),
                      attrs=("dtype",), node="NotImplemented",
@@ -226,7 +242,7 @@ def floor_divide(input, other):
     a, b = as_t(input), as_t(other)
     dt = promote(a, b)
     _check_int_divisor(dt, b, "div_floor_cpu")
-    return _run(FLOOR_DIVIDE, (a, b), (dt,))
+    return _run(FLOOR_DIVIDE_S if b._wrapped else FLOOR_DIVIDE, (a, b), (dt,))
 
 
 def _check_int_divisor(dt, b, kernel):
@@ -280,7 +296,15 @@ def _int_power(b, e):
 
 def _power(b, e, dtype):
     b, e = b.astype(_c(dtype)), e.astype(_c(dtype))
-    return _int_power(b, e) if jnp.issubdtype(b.dtype, jnp.integer) else jnp.power(b, e)
+    if jnp.issubdtype(b.dtype, jnp.integer):
+        return _int_power(b, e)
+    r = jnp.power(b, e)
+    if jnp.iscomplexobj(r):  # torch's exp(e * log(0)) at a zero base, by the sign of Re e
+        nan = jnp.array(complex(math.nan, math.nan), r.dtype)
+        at_zero = jnp.where(e.real > 0, 0, jnp.where(e.real < 0, complex(math.inf, math.nan),
+                                                      nan)).astype(r.dtype)
+        r = jnp.where(b == 0, at_zero, r)
+    return r
 
 
 POW_T = defop("pow_tensor", lambda self, exponent, dtype: _power(self, exponent, dtype),
@@ -441,8 +465,14 @@ absolute = globals()["abs"]
 ATAN2 = defop("atan2", lambda self, other, dtype: jnp.arctan2(self.astype(_c(dtype)),
                                                               other.astype(_c(dtype))),
               inputs=("self", "other"), attrs=("dtype",),
-              self=lambda grad, self, other: grad * other / (self * self + other * other),
-              other=lambda grad, self, other: grad * -self / (self * self + other * other))
+              self=lambda grad, self, other: grad * other * _atan2_recip(self, other),
+              other=lambda grad, self, other: grad * -self * _atan2_recip(self, other))
+
+
+def _atan2_recip(self, other):
+    """1 / (self^2 + other^2), 0 where that is 0: atan2's gradient is 0 at (0, 0)."""
+    d = self * self + other * other
+    return where(d == 0, 0.0, d.reciprocal())
 
 
 def atan2(input, other):
@@ -492,8 +522,9 @@ CLAMP_T = defop("clamp_tensor", lambda self, min, max: jnp.minimum(jnp.maximum(s
                 inputs=("self", "min", "max"), node="ClampBackward0",
                 complex_error=_CLAMP_COMPLEX,
                 self=lambda grad, self, min, max: where((self >= min) & (self <= max), grad, 0.0),
-                min=lambda grad, self, min: where(self < min, grad, 0.0),
-                max=lambda grad, self, max: where(self > max, grad, 0.0))
+                # torch's clamp_backward_min_max: where min > max, max takes the gradient
+                min=lambda grad, self, min, max: where((self < min) & (min < max), grad, 0.0),
+                max=lambda grad, self, min, max: where((self > max) | (max < min), grad, 0.0))
 
 
 def clamp(input, min=None, max=None):
@@ -640,6 +671,34 @@ def isinf(input):
 
 def isfinite(input):
     return call_op(_ISFIN, (input,))
+
+
+NAN_TO_NUM = defop("nan_to_num", lambda self, nan, posinf, neginf: jnp.nan_to_num(
+                   self, nan=nan, posinf=posinf, neginf=neginf),
+                   attrs=("nan", "posinf", "neginf"),
+                   self=lambda grad, self: grad * self.isfinite())
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """torch.nan_to_num: NaN, +inf and -inf replaced (by default with 0 and the dtype's
+    largest and lowest finite values); the gradient is 0 where the input was not finite.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([float("nan"), float("inf"), 1.0]).nan_to_num(posinf=9.0)
+    tensor([0., 9., 1.])
+    """
+    if out is not None:
+        _no_out("nan_to_num")
+    if input.dtype.is_complex and input.requires_grad and STATE.grad:
+        raise RuntimeError("nan_to_num does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    if not input.dtype.is_differentiable:
+        return input.clone()
+    return call_op(NAN_TO_NUM, (input,), (keyed(float(nan)), _bound(posinf), _bound(neginf)))
+
+
+def _bound(v):
+    return None if v is None else keyed(float(v))
 
 
 # ---- angle (conj, real and imag are views: ops/shape.py) ------------------------------

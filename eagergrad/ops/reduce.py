@@ -147,9 +147,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _even(grad, self, dim, keepdim, result):
-    # ties share the gradient evenly (torch's amax/amin backward)
+    # ties share the gradient evenly (torch's amax/amin backward: grad / count * mask)
     mask = self == _restore(result, dim, keepdim)
-    return _restore(grad, dim, keepdim) * mask / mask.sum(dim, keepdim=True)
+    return _restore(grad, dim, keepdim) / mask.sum(dim, keepdim=True) * mask
 
 
 def _check_nonempty(input, name, dims):
@@ -272,16 +272,30 @@ argmin = _argfn(jnp.argmin, "argmin")
 
 
 def _var_back(grad, self, dim, correction, keepdim):
-    n = _numel(self._shape, dim)
-    return (2.0 / (n - correction)) * _restore(grad, dim, keepdim) * \
-        (self - self.mean(dim, keepdim=True))
+    full = dim is None  # no dim given (torch's node keeps dim=None)
+    dim = tuple(range(self.ndim)) if full else dim
+    dof = _numel(self._shape, dim) - correction
+    if dof > 0:
+        return (2.0 / dof) * _restore(grad, dim, keepdim) * (self - self.mean(dim, keepdim=True))
+    # no degrees of freedom left (torch's var_backward): 2 / 0 is inf, times (self - mean);
+    # over all elements torch gives grad * inf wherever self != mean, whatever its sign
+    centered = self - self.mean(dim, keepdim=True)
+    if full:
+        return where(centered == 0, math.nan, grad * math.inf)
+    return math.inf * _restore(grad, dim, keepdim) * centered
 
 
-VAR = defop("var", lambda self, dim, correction, keepdim:
-            jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim),
-            attrs=("dim", "correction", "keepdim"), self=_var_back)
+def _var_k(self, dim, correction, keepdim):
+    n = self.size if dim is None else math.prod(self.shape[d] for d in dim)
+    if n - correction > 0:
+        return jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+    # torch divides by max(0, n - correction): inf, or NaN for a zero sum of squares
+    return jnp.var(self, axis=dim, keepdims=keepdim) * n / 0.0
+
+
+VAR = defop("var", _var_k, attrs=("dim", "correction", "keepdim"), self=_var_back)
 STD = defop("std", lambda self, dim, correction, keepdim:
-            jnp.std(self, axis=dim, ddof=correction, keepdims=keepdim),
+            jnp.sqrt(_var_k(self, dim, correction, keepdim)),
             attrs=("dim", "correction", "keepdim"),
             self=lambda grad, self, result, dim, correction, keepdim:
             _var_back(where(result == 0, 0.0, grad / (result * 2)), self, dim, correction,
@@ -293,16 +307,27 @@ def _var_args(input, dim, unbiased, correction):
         dim, unbiased = unbiased, None
     if correction is None:
         correction = 0 if unbiased is False else 1
-    return _dims(dim, input.ndim), correction
+    return None if dim is None else _dims(dim, input.ndim), correction
+
+
+def _check_dof(input, dims, c, name):
+    n = input.numel() if dims is None else _numel(input._shape, dims)
+    if n - c <= 0:
+        import warnings
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, c = _var_args(input, dim, unbiased, correction)
+    _check_dof(input, dims, c, "var")
     return call_op(VAR, (input,), (dims, c, keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, c = _var_args(input, dim, unbiased, correction)
+    _check_dof(input, dims, c, "std")
     return call_op(STD, (input,), (dims, c, keepdim))
 
 
@@ -328,16 +353,23 @@ def _vnorm_back(grad, self, result, ord, dim, keepdim):
         dim = tuple(range(self.ndim))
     g = _restore(grad, dim, keepdim)
     r = _restore(result, dim, keepdim)
+    # torch's norm_backward, branch by branch (its masks decide the values at zeros)
     if ord == 0:
         return None  # torch: an undefined gradient (the input counts as unused)
     if ord == 1:
         return self.sgn() * g
     if ord == 2:
-        return self * where(r == 0, 0.0, g / r)
-    if math.isinf(ord):
-        mask = self.abs() == r
-        return self.sgn() * g * mask / mask.sum(dim, keepdim=True)
-    return self * self.abs().pow(ord - 2) * where(r == 0, 0.0, g / r.pow(ord - 1))
+        return g * where(r == 0, 0.0, self / r)
+    if math.isinf(ord):  # amax of |self|, NaNs selected too
+        a = self.abs()
+        mask = (a == r) | a.isnan()
+        return self.sgn() * (g / mask.sum(dim, keepdim=True) * mask)
+    if ord < 1:
+        scaled = self.sgn() * where(self == 0, 0.0, self.abs().pow(ord - 1))
+        return scaled * g * r.pow(1 - ord)
+    scaled = self.sgn() * self.abs().pow(ord - 1) if ord < 2 else \
+        self * self.abs().pow(ord - 2)
+    return scaled * where(r == 0, 0.0, g / r.pow(ord - 1))
 
 
 VNORM = defop("linalg_vector_norm", _vnorm_k, attrs=("ord", "dim", "keepdim", "dtype"),
