@@ -14,6 +14,7 @@ LAYERS = [
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
+    ["linalg", "nn", "optim", "utils"],
     ["autograd", "testing", "viz", "interop", "demo", "__main__", "__init__"],
 ]
 
