@@ -311,3 +311,101 @@ def mark_missing_tensor_attributes(cls):
     for name in TENSOR_ATTRIBUTES:
         if not hasattr(cls, name):
             setattr(cls, name, _absent(name))
+
+# ---- torch.nn (read from dir() of torch 2.13's modules) ---------------------------------
+# every public name in torch.nn (submodules included)
+NN_NAMES = frozenset((
+    'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d',
+    'AdaptiveLogSoftmaxWithLoss', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d',
+    'AdaptiveMaxPool3d', 'AlphaDropout', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'BCELoss',
+    'BCEWithLogitsLoss', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'Bilinear', 'Buffer',
+    'CELU', 'CTCLoss', 'ChannelShuffle', 'CircularPad1d', 'CircularPad2d', 'CircularPad3d',
+    'ConstantPad1d', 'ConstantPad2d', 'ConstantPad3d', 'Container', 'Conv1d', 'Conv2d',
+    'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d',
+    'CosineEmbeddingLoss', 'CosineSimilarity', 'CrossEntropyLoss', 'CrossMapLRN2d',
+    'DataParallel', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d', 'ELU', 'Embedding',
+    'EmbeddingBag', 'FeatureAlphaDropout', 'Flatten', 'Fold', 'FractionalMaxPool2d',
+    'FractionalMaxPool3d', 'GELU', 'GLU', 'GRU', 'GRUCell', 'GaussianNLLLoss', 'GroupNorm',
+    'Hardshrink', 'Hardsigmoid', 'Hardswish', 'Hardtanh', 'HingeEmbeddingLoss', 'HuberLoss',
+    'Identity', 'InstanceNorm1d', 'InstanceNorm2d', 'InstanceNorm3d', 'KLDivLoss', 'L1Loss',
+    'LPPool1d', 'LPPool2d', 'LPPool3d', 'LSTM', 'LSTMCell', 'LayerNorm', 'LazyBatchNorm1d',
+    'LazyBatchNorm2d', 'LazyBatchNorm3d', 'LazyConv1d', 'LazyConv2d', 'LazyConv3d',
+    'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d',
+    'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d', 'LazyLinear',
+    'LeakyReLU', 'Linear', 'LinearCrossEntropyLoss', 'LinearCrossEntropyOptions',
+    'LocalResponseNorm', 'LogSigmoid', 'LogSoftmax', 'MSELoss', 'MarginRankingLoss',
+    'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
+    'Mish', 'Module', 'ModuleDict', 'ModuleList', 'MultiLabelMarginLoss',
+    'MultiLabelSoftMarginLoss', 'MultiMarginLoss', 'MultiheadAttention', 'NLLLoss',
+    'NLLLoss2d', 'PReLU', 'PairwiseDistance', 'Parameter', 'ParameterDict', 'ParameterList',
+    'PixelShuffle', 'PixelUnshuffle', 'PoissonNLLLoss', 'RMSNorm', 'RNN', 'RNNBase',
+    'RNNCell', 'RNNCellBase', 'RReLU', 'ReLU', 'ReLU6', 'ReflectionPad1d',
+    'ReflectionPad2d', 'ReflectionPad3d', 'ReplicationPad1d', 'ReplicationPad2d',
+    'ReplicationPad3d', 'SELU', 'Sequential', 'SiLU', 'Sigmoid', 'SmoothL1Loss',
+    'SoftMarginLoss', 'Softmax', 'Softmax2d', 'Softmin', 'Softplus', 'Softshrink',
+    'Softsign', 'SyncBatchNorm', 'Tanh', 'Tanhshrink', 'Threshold', 'Transformer',
+    'TransformerDecoder', 'TransformerDecoderLayer', 'TransformerEncoder',
+    'TransformerEncoderLayer', 'TripletMarginLoss', 'TripletMarginWithDistanceLoss',
+    'Unflatten', 'Unfold', 'UninitializedBuffer', 'UninitializedParameter', 'Upsample',
+    'UpsamplingBilinear2d', 'UpsamplingNearest2d', 'ZeroPad1d', 'ZeroPad2d', 'ZeroPad3d',
+    'attention', 'common_types', 'factory_kwargs', 'functional', 'grad', 'init',
+    'intrinsic', 'modules', 'parallel', 'parameter', 'qat', 'quantizable', 'quantized',
+    'utils'
+))
+
+# every public name in torch.nn.functional
+NN_FUNCTIONAL_NAMES = frozenset((
+    'BroadcastingList1', 'BroadcastingList2', 'BroadcastingList3',
+    'GRID_SAMPLE_INTERPOLATION_MODES', 'GRID_SAMPLE_PADDING_MODES', 'ScalingType',
+    'SwizzleType', 'Tensor', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d',
+    'adaptive_avg_pool3d', 'adaptive_max_pool1d', 'adaptive_max_pool1d_with_indices',
+    'adaptive_max_pool2d', 'adaptive_max_pool2d_with_indices', 'adaptive_max_pool3d',
+    'adaptive_max_pool3d_with_indices', 'affine_grid', 'alpha_dropout',
+    'assert_int_or_pair', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'batch_norm',
+    'bilinear', 'binary_cross_entropy', 'binary_cross_entropy_with_logits',
+    'boolean_dispatch', 'celu', 'celu_', 'channel_shuffle', 'conv1d', 'conv2d', 'conv3d',
+    'conv_tbc', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d',
+    'cosine_embedding_loss', 'cosine_similarity', 'cross_entropy', 'ctc_loss', 'dropout',
+    'dropout1d', 'dropout2d', 'dropout3d', 'elu', 'elu_', 'embedding', 'embedding_bag',
+    'feature_alpha_dropout', 'fold', 'fractional_max_pool2d',
+    'fractional_max_pool2d_with_indices', 'fractional_max_pool3d',
+    'fractional_max_pool3d_with_indices', 'gaussian_nll_loss', 'gelu', 'glu', 'grad',
+    'grid_sample', 'group_norm', 'grouped_mm', 'gumbel_softmax', 'handle_torch_function',
+    'hardshrink', 'hardsigmoid', 'hardswish', 'hardtanh', 'hardtanh_', 'has_torch_function',
+    'has_torch_function_unary', 'has_torch_function_variadic', 'hinge_embedding_loss',
+    'huber_loss', 'instance_norm', 'interpolate', 'kl_div', 'l1_loss', 'layer_norm',
+    'leaky_relu', 'leaky_relu_', 'linear', 'linear_cross_entropy', 'local_response_norm',
+    'log_softmax', 'logsigmoid', 'lp_pool1d', 'lp_pool2d', 'lp_pool3d',
+    'margin_ranking_loss', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d',
+    'max_pool2d_with_indices', 'max_pool3d', 'max_pool3d_with_indices', 'max_unpool1d',
+    'max_unpool2d', 'max_unpool3d', 'mish', 'mse_loss', 'multi_head_attention_forward',
+    'multi_margin_loss', 'multilabel_margin_loss', 'multilabel_soft_margin_loss',
+    'native_channel_shuffle', 'nll_loss', 'normalize', 'one_hot', 'pad',
+    'pairwise_distance', 'pdist', 'pixel_shuffle', 'pixel_unshuffle', 'poisson_nll_loss',
+    'prelu', 'relu', 'relu6', 'relu_', 'reproducibility_notes', 'rms_norm', 'rrelu',
+    'rrelu_', 'scaled_dot_product_attention', 'scaled_grouped_mm', 'scaled_mm', 'selu',
+    'selu_', 'sigmoid', 'silu', 'smooth_l1_loss', 'soft_margin_loss', 'softmax', 'softmin',
+    'softplus', 'softshrink', 'softsign', 'sparse_support_notes', 'tanh', 'tanhshrink',
+    'tf32_notes', 'threshold', 'threshold_', 'triplet_margin_loss',
+    'triplet_margin_with_distance_loss', 'unfold', 'upsample', 'upsample_bilinear',
+    'upsample_nearest'
+))
+
+# every public name in torch.nn.init
+NN_INIT_NAMES = frozenset((
+    'Tensor', 'calculate_gain', 'constant', 'constant_', 'dirac', 'dirac_', 'eye', 'eye_',
+    'kaiming_normal', 'kaiming_normal_', 'kaiming_uniform', 'kaiming_uniform_', 'normal',
+    'normal_', 'ones_', 'orthogonal', 'orthogonal_', 'sparse', 'sparse_', 'trunc_normal_',
+    'uniform', 'uniform_', 'xavier_normal', 'xavier_normal_', 'xavier_uniform',
+    'xavier_uniform_', 'zeros_'
+))
+
+
+def nn_getattr(module_name, torch_name, names):
+    """A module-level __getattr__ for a torch.nn namespace: a torch name eagergrad lacks
+    raises NotImplementedAPI, any other name torch's AttributeError."""
+    def __getattr__(name):
+        if name in names:
+            raise missing(f"{torch_name}.{name}")
+        raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+    return __getattr__

@@ -1,0 +1,24 @@
+"""torch.nn: Module, Parameter, containers, layers; `functional` and `init`.
+
+Every other name of torch 2.13's torch.nn raises NotImplementedError naming it.
+
+>>> import eagergrad as torch
+>>> net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Tanh())
+>>> net
+Sequential(
+  (0): Flatten(start_dim=1, end_dim=-1)
+  (1): Tanh()
+)
+"""
+from .._torch_names import NN_NAMES, nn_getattr
+from . import functional, init, parameter
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
+from .module import Module
+from .parameter import Buffer, Parameter
+
+__all__ = ["Buffer", "Flatten", "Identity", "LogSoftmax", "Module", "ModuleDict", "ModuleList",
+           "Parameter", "ParameterDict", "ParameterList", "ReLU", "Sequential", "Sigmoid",
+           "Softmax", "Tanh", "Unflatten", "functional", "init", "parameter"]
+
+__getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)
