@@ -1,0 +1,117 @@
+"""The update math of the optimizers, one jitted kernel per optimizer (compiled per
+parameter shape/dtype and option flags), on raw arrays.
+
+Each kernel follows torch 2.13's single-tensor implementation op by op: every Python-float
+hyperparameter torch hands to a tensor op is rounded to the parameter's dtype where that op
+would round it, and the scalar math torch does in Python doubles (bias corrections, step
+sizes) is done in float64 here, from the float32 `step` as torch reads it with `.item()`.
+`h` is a float64 vector of the hyperparameters (traced, so a schedule changing lr does not
+recompile); flags that torch branches on in Python are static. Complex parameters are
+updated through their real views, as torch's `view_as_real`.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+def _real(a):
+    return None if a is None else (jnp.stack([a.real, a.imag], -1)
+                                   if jnp.iscomplexobj(a) else a)
+
+
+def _back(a, like):
+    return jax.lax.complex(a[..., 0], a[..., 1]) if jnp.iscomplexobj(like) else a
+
+
+def _complex_aware(kernel):
+    """Run `kernel` on real views of complex array arguments (the first `n_arrays`), and
+    give back arrays of the original dtypes."""
+    @functools.wraps(kernel)
+    def run(*arrays, h, **flags):
+        out = kernel(*[_real(a) for a in arrays], h=h, **flags)
+        return tuple(None if o is None else _back(o, arrays[0]) if o.ndim else o
+                     for o in out)
+    return run
+
+
+def _lerp(a, b, w, small):
+    """torch's lerp: a + w (b - a) for |w| < 0.5, else b - (b - a)(1 - w)."""
+    return a + w * (b - a) if small else b - (b - a) * (1 - w)
+
+
+def _jit(**statics):
+    return lambda f: jax.jit(_complex_aware(f), static_argnames=tuple(statics))
+
+
+@_jit(maximize=0, weight_decay=0, momentum=0, nesterov=0, first=0)
+def sgd(p, g, buf, *, h, maximize, weight_decay, momentum, nesterov, first):
+    """h = [-lr, weight_decay, momentum, 1 - dampening]."""
+    s = lambda i: h[i].astype(p.dtype)
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(1) * p
+    if momentum:
+        buf = g if first else buf * s(2) + s(3) * g
+        g = g + s(2) * buf if nesterov else buf
+    return p + s(0) * g, buf
+
+
+@_jit(maximize=0, weight_decay=0, decoupled=0, amsgrad=0, small=0)
+def adam(p, g, m, v, vmax, step, *, h, maximize, weight_decay, decoupled, amsgrad, small):
+    """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1, 1 - beta2, 1 - lr * wd];
+    decoupled (AdamW): p *= 1 - lr * wd first, else wd * p is added to the gradient."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay and decoupled:
+        p = p * s(h[7])
+    elif weight_decay:
+        g = g + s(h[4]) * p
+    m = _lerp(m, g, s(h[5]), small)
+    v = v * s(h[2]) + s(h[6]) * g * g
+    n = step.astype(jnp.float64)
+    step_size = h[0] / (1 - h[1] ** n)
+    bc2_sqrt = jnp.sqrt(1 - h[2] ** n)
+    if amsgrad:
+        vmax = jnp.maximum(vmax, v)
+    denom = jnp.sqrt(vmax if amsgrad else v) / s(bc2_sqrt) + s(h[3])
+    return p + s(-step_size) * m / denom, m, v, vmax, step
+
+
+@_jit(maximize=0, weight_decay=0, centered=0, momentum=0, small=0)
+def rmsprop(p, g, sq, gavg, buf, step, *, h, maximize, weight_decay, centered, momentum,
+            small):
+    """h = [lr, alpha, eps, weight_decay, momentum, 1 - alpha]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(h[3]) * p
+    sq = sq * s(h[1]) + s(h[5]) * g * g
+    if centered:
+        gavg = _lerp(gavg, g, s(h[5]), small)
+        avg = jnp.sqrt(sq - gavg * gavg)  # addcmul(gavg, gavg, value=-1)
+    else:
+        avg = jnp.sqrt(sq)
+    avg = avg + s(h[2])
+    if momentum:
+        buf = buf * s(h[4]) + g / avg
+        p = p + s(-h[0]) * buf
+    else:
+        p = p + s(-h[0]) * g / avg
+    return p, sq, gavg, buf, step
+
+
+@_jit(maximize=0, weight_decay=0)
+def adagrad(p, g, acc, step, *, h, maximize, weight_decay):
+    """h = [lr, lr_decay, eps, weight_decay]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(h[3]) * p
+    clr = h[0] / (1 + (step.astype(jnp.float64) - 1) * h[1])
+    acc = acc + g * g
+    std = jnp.sqrt(acc) + s(h[2])
+    return p + s(-clr) * g / std, acc, step

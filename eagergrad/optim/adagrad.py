@@ -1,0 +1,81 @@
+"""Adagrad (lr_decay, initial_accumulator_value, weight decay, maximize)."""
+import numpy as np
+
+from .. import _dtypes as D
+from ..creation import full_like, zeros
+from . import _kernels as K
+from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put, _step_tensor
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad, torch's formulas; its state is made when the optimizer is.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.Adagrad([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.9000, 0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+        for group in self.param_groups:
+            for p in group["params"]:
+                _init_state(self.state[p], group, p)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        wd = _hyper(group["weight_decay"])
+        h = np.array([_hyper(group["lr"]), group["lr_decay"], group["eps"], wd], np.float64)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:  # (a group added after construction)
+                _init_state(state, group, p)
+            acc, step = state["sum"], state["step"]
+            out = K.adagrad(p._value, p.grad._value, acc._value, step._value, h=h,
+                            maximize=bool(group["maximize"]), weight_decay=wd != 0)
+            _put(step, out[2])   # step_t += 1
+            f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
+            _put(acc, out[1], f)  # state_sum.addcmul_(grad, grad, value=1)
+            _put(p, out[0], f)    # param.addcdiv_(grad, std, value=-clr)
+
+
+def _init_state(state, group, p):
+    state["step"] = zeros((), dtype=D.float32) if group["fused"] else _step_tensor()
+    init = group["initial_accumulator_value"]
+    state["sum"] = full_like(p, complex(init, init) if p.dtype.is_complex else init)

@@ -1,0 +1,147 @@
+"""Adam and AdamW (amsgrad, maximize, coupled or decoupled weight decay)."""
+import numpy as np
+
+from ..creation import zeros_like
+from ..tensor import Tensor
+from . import _kernels as K
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _check_fused_foreach,
+    _hyper,
+    _put,
+    _step_tensor,
+)
+
+__all__ = ["Adam", "AdamW"]
+
+
+def _check_tensor_hyper(name, value, foreach, capturable):
+    if isinstance(value, Tensor):
+        if not capturable and foreach:
+            raise ValueError(f"{name} as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element")
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), torch's single-tensor formulas; `foreach`, `fused` and
+    `capturable` are accepted and give the same numbers (capturable=True fails on CPU at
+    step, as torch's does).
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.9000, 0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                                 "foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        _check_tensor_hyper("betas[0]", betas[0], foreach, capturable)
+        _check_tensor_hyper("betas[1]", betas[1], foreach, capturable)
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b
+                      for b in betas)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+            group.setdefault("decoupled_weight_decay", False)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr = _hyper(group["lr"])
+        beta1, beta2 = (_hyper(b) for b in group["betas"])
+        wd = _hyper(group["weight_decay"])
+        decoupled, amsgrad = group["decoupled_weight_decay"], group["amsgrad"]
+        h = np.array([lr, beta1, beta2, group["eps"], wd, 1 - beta1, 1 - beta2, 1 - lr * wd],
+                     np.float64)
+        f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            _check_capturable(group)
+            m, v, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
+            vmax = state["max_exp_avg_sq"] if amsgrad else None
+            out = K.adam(p._value, p.grad._value, m._value, v._value,
+                         None if vmax is None else vmax._value, step._value, h=h,
+                         maximize=bool(group["maximize"]), weight_decay=wd != 0,
+                         decoupled=bool(decoupled),
+                         amsgrad=bool(amsgrad), small=abs(1 - beta1) < 0.5)
+            _put(step, out[4])        # step_t += 1
+            _put(m, out[1], f)        # exp_avg.lerp_(grad, 1 - beta1)
+            _put(v, out[2], 2 * f)    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+            if amsgrad:
+                _put(vmax, out[3], f)  # torch.maximum(..., out=max_exp_avg_sq)
+            # (AdamW: param.mul_(1 - lr * wd)), param.addcdiv_(exp_avg, denom, ...)
+            _put(p, out[0], f * (2 if wd != 0 and decoupled else 1))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): p *= 1 - lr * weight_decay
+    before the Adam update.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.AdamW([w], lr=0.1, weight_decay=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.8900, 0.8900], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

@@ -1,0 +1,151 @@
+"""Samplers: the order in which a DataLoader visits a map-style dataset."""
+import itertools
+
+import jax
+import numpy as np
+
+from ... import creation
+
+__all__ = [
+    "BatchSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+]
+
+
+def _randperm(n, generator=None):
+    """A random permutation of range(n) as a list, from eagergrad's global generator (or
+    from `generator`, passed to the key source random functions use)."""
+    if generator is None:
+        return creation.randperm(n).tolist()
+    return np.asarray(jax.random.permutation(creation._next_key(generator), n)).tolist()
+
+
+def _randint(high, size, generator=None):
+    key = creation._next_key(generator)
+    return np.asarray(jax.random.randint(key, (size,), 0, high)).tolist()
+
+
+class Sampler:
+    """Base class: `__iter__` yields dataset indices (or lists of them)."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1.
+
+    >>> list(SequentialSampler(range(3)))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random order (a fresh permutation per pass; with `replacement`, independent draws),
+    from eagergrad's generator: reproducible under `manual_seed`, not torch's sequence.
+
+    >>> sorted(RandomSampler(range(4)))
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError("replacement should be a boolean value, but got "
+                            f"replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        if self.replacement:
+            yield from _randint(n, self.num_samples, self.generator)
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _randperm(n, self.generator)
+            yield from _randperm(n, self.generator)[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order.
+
+    >>> sorted(SubsetRandomSampler([5, 7]))
+    [5, 7]
+    """
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in _randperm(len(self.indices), self.generator):
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups another sampler's indices into lists of batch_size.
+
+    >>> list(BatchSampler(SequentialSampler(range(5)), 2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError("batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        it = iter(self.sampler)
+        if self.drop_last:
+            for batch in zip(*[it] * self.batch_size):
+                yield [*batch]
+        else:
+            batch = [*itertools.islice(it, self.batch_size)]
+            while batch:
+                yield batch
+                batch = [*itertools.islice(it, self.batch_size)]
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class _InfiniteConstantSampler(Sampler):
+    def __iter__(self):
+        while True:
+            yield None
