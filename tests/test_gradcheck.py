@@ -152,6 +152,10 @@ CASES = {
         lambda z: z.exp() * z, (Z(L, 0.5 + 1j, -1.0 - 0.5j),), (Z(L, 0.3 - 0.2j, 1.0 + 0j),)),
     "gradgrad_wrong": lambda L, F: L.autograd.gradgradcheck(
         F["DetachedBackward"].apply, (R(L, 0.5, -1.0),), (R(L, 0.3, -0.7),)),
+    "masked_dense": lambda L, F: (L.autograd.gradcheck(F["HalfGrad"].apply, (R(L, 1.0, 2.0),),
+                                                      masked=True, raise_exception=False),
+                                  L.autograd.gradgradcheck(lambda t: t.sin(), (R(L, 0.5),),
+                                                          masked=True)),
     "gradgrad_wrong_no_raise": lambda L, F: L.autograd.gradgradcheck(
         F["DetachedBackward"].apply, (R(L, 0.5, -1.0),), (R(L, 0.3, -0.7),),
         raise_exception=False),
