@@ -399,3 +399,18 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
                          f" but got {dim})")
     return dim % n
+
+
+def reset_grad(p, set_to_none=True):
+    """What Module.zero_grad and Optimizer.zero_grad do to one parameter's .grad: drop it,
+    or detach it from any graph and zero it in place."""
+    if p.grad is None:
+        return
+    if set_to_none:
+        p.grad = None
+        return
+    if p.grad.grad_fn is not None:
+        p.grad.detach_()
+    else:
+        p.grad.requires_grad_(False)
+    p.grad.zero_()

@@ -16,7 +16,7 @@ from .._torch_names import missing
 from ..device import device as _device
 from ..engine.grad_mode import no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor
+from ..tensor import Tensor, reset_grad
 from .parameter import Buffer, Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -129,6 +129,19 @@ class Module:
     forward = _forward_unimplemented
 
     # ---- registration -----------------------------------------------------------------
+    def _check_new_name(self, kind, registry, name):
+        """torch's checks of a name given to register_buffer / register_parameter."""
+        if registry not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[registry]:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer (module state that is not a parameter); `persistent=False` leaves
         it out of the state_dict.
@@ -137,16 +150,7 @@ class Module:
         >>> m = torch.nn.Module()
         >>> m.register_buffer("mean", torch.zeros(2))
         """
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -158,16 +162,7 @@ class Module:
 
     def register_parameter(self, name, param):
         """Add a parameter (a Parameter or None) under `name`."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
@@ -434,15 +429,7 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Reset the parameters' gradients (to None, or to zeros in place)."""
         for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+            reset_grad(p, set_to_none)
 
     # ---- conversion -------------------------------------------------------------------
     def _apply(self, fn, recurse=True):

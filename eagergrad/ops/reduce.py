@@ -214,19 +214,29 @@ MIN_DIM = defop("min_dim", _arg_reduce(jnp.min, jnp.argmin), attrs=("dim", "keep
                 complex_error=(RuntimeError, "min(): does not support complex input"))
 
 
-class _MinMax(tuple):
-    """torch.return_types.max / min: (values, indices) with names."""
+def _return_type(name):
+    """torch.return_types.<name>: a (values, indices) tuple with names."""
+    class R(tuple):
+        __slots__ = ()
 
-    @property
-    def values(self):
-        return self[0]
+        @property
+        def values(self):
+            return self[0]
 
-    @property
-    def indices(self):
-        return self[1]
+        @property
+        def indices(self):
+            return self[1]
+
+        def __repr__(self):
+            return f"eagergrad.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+    R.__name__ = R.__qualname__ = name
+    R.__module__ = "eagergrad.return_types"
+    return R
 
 
 def _minmax(op_all, op_dim, cmp, name):
+    result = _return_type(name)
+
     def f(input, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return cmp(input, dim)
@@ -238,7 +248,7 @@ def _minmax(op_all, op_dim, cmp, name):
             return call_op(op_all, (input,))
         d = _wrap_dim(dim, input.ndim)
         _check_nonempty(input, name, (d,))
-        return _MinMax(call_op(op_dim, (input,), (d, keepdim, input._shape)))
+        return result(call_op(op_dim, (input,), (d, keepdim, input._shape)))
     f.__name__ = name
     return f
 

@@ -19,31 +19,13 @@ from jax import lax
 from .. import _dtypes as D
 from ..tensor import _wrap_dim
 from ._table import call_op, defop
-from .reduce import _evenly, _select_back
+from .reduce import _evenly, _select_back, _return_type
 
 _UNSET = object()
 
 
-def _named(name):
-    class R(tuple):
-        __slots__ = ()
-
-        @property
-        def values(self):
-            return self[0]
-
-        @property
-        def indices(self):
-            return self[1]
-
-        def __repr__(self):
-            return f"eagergrad.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-    R.__name__ = R.__qualname__ = name
-    R.__module__ = "eagergrad.return_types"
-    return R
-
-
-_Sort, _Topk, _Kthvalue, _Median = (_named(n) for n in ("sort", "topk", "kthvalue", "median"))
+_Sort, _Topk, _Kthvalue, _Median = (_return_type(n)
+                                    for n in ("sort", "topk", "kthvalue", "median"))
 
 
 def _select(grad, indices, dim, keepdim, self_sym_sizes):

@@ -14,7 +14,7 @@ from .. import _dtypes as D
 from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, reset_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -265,15 +265,7 @@ class Optimizer:
         """Reset every parameter's .grad: to None (default) or to zeros in place."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
-                        else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+                reset_grad(p, set_to_none)
 
     # ---- state_dict ----------------------------------------------------------------------
     def register_state_dict_pre_hook(self, hook, prepend=False):

@@ -264,8 +264,9 @@ def _tape(L, call, values, diff, vs, ws):
             np.asarray(g.detach().resolve_conj().numpy()) for i, g in zip(diff, gs)]
 
 
-def _jax(call, module, values, diff, vs, ws):
-    """Route (b): jax.vjp of the function on tracers, in torch's convention."""
+def _pure(call, module, values, diff, vs):
+    """The function of the differentiable inputs' jax arrays, and its first-order
+    gradients in torch's convention (jax.vjp with the conversion)."""
     def f(*arrays):
         full = list(values)
         for i, a in zip(diff, arrays):
@@ -276,7 +277,12 @@ def _jax(call, module, values, diff, vs, ws):
         out, vjp = jax.vjp(f, *arrays)
         cot = tuple(np.conj(v).astype(o.dtype) for v, o in zip(vs, out))
         return tuple(jax.numpy.conj(g) for g in vjp(cot))
+    return f, first
 
+
+def _jax(call, module, values, diff, vs, ws):
+    """Route (b): jax.vjp of the function on tracers, in torch's convention."""
+    _, first = _pure(call, module, values, diff, vs)
     primals = [jax.numpy.asarray(values[i]) for i in diff]
     try:
         if ws is None:
@@ -293,17 +299,7 @@ def _jvp(call, module, values, diff, vs, ws, dirs):
     """Route (b'): JAX's forward mode along each direction, as Projections per input:
     d phi(u) = Re sum(conj(v) * J u) (order 2: of the converted first-order gradients,
     against w). None where JAX has no forward mode for the function."""
-    def f(*arrays):
-        full = list(values)
-        for i, a in zip(diff, arrays):
-            full[i] = a
-        return _jax_outputs(call, module, full)
-
-    def first(*arrays):
-        out, vjp = jax.vjp(f, *arrays)
-        cot = tuple(np.conj(v).astype(o.dtype) for v, o in zip(vs, out))
-        return tuple(jax.numpy.conj(g) for g in vjp(cot))
-
+    f, first = _pure(call, module, values, diff, vs)
     fn, weights = (f, vs) if ws is None else (first, ws)
     primals = [jax.numpy.asarray(values[i]) for i in diff]
     out = []
