@@ -20,7 +20,8 @@ from . import ops as _ops  # noqa: E402
 from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty,  # noqa: E402,F401
                        full, arange, linspace, logspace, eye, zeros_like, ones_like,
                        empty_like, full_like, rand, randn, randint, randperm, rand_like,
-                       randn_like, randint_like, manual_seed, seed, initial_seed)
+                       randn_like, randint_like, manual_seed, seed, initial_seed, Generator,
+                       get_rng_state, set_rng_state)
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
 from . import autograd, linalg, testing, viz  # noqa: E402,F401
@@ -41,20 +42,21 @@ short = int16
 _ops.bind_methods(Tensor)
 globals().update({k: v for k, v in _ops.FUNCTIONS.items()
                   if k not in globals() and k in _torch_names.TORCH_NAMES})
-Tensor.normal_ = lambda self, mean=0.0, std=1.0, *, generator=None: _normal(self, mean, std)
-Tensor.uniform_ = lambda self, a=0.0, b=1.0, *, generator=None: _uniform(self, a, b)
+Tensor.normal_ = lambda self, mean=0.0, std=1.0, *, generator=None: _normal(self, mean, std,
+                                                                            generator)
+Tensor.uniform_ = lambda self, a=0.0, b=1.0, *, generator=None: _uniform(self, a, b, generator)
 
 
-def _normal(t, mean, std):
+def _normal(t, mean, std, generator):
     from .creation import randn
     with no_grad():
-        return t.copy_(randn(t._shape, dtype=t.dtype) * std + mean)
+        return t.copy_(randn(t._shape, dtype=t.dtype, generator=generator) * std + mean)
 
 
-def _uniform(t, a, b):
+def _uniform(t, a, b, generator):
     from .creation import rand
     with no_grad():
-        return t.copy_(rand(t._shape, dtype=t.dtype) * (b - a) + a)
+        return t.copy_(rand(t._shape, dtype=t.dtype, generator=generator) * (b - a) + a)
 
 
 def is_tensor(obj):

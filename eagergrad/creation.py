@@ -248,7 +248,55 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(jnp.eye(n, m, dtype=dt.np), dt, device, requires_grad)
 
 
-# ---- random numbers: a global jax key, split on every draw ------------------------------
+# ---- random numbers: jax keys, split on every draw ----------------------------------------
+class Generator:
+    """torch.Generator: a random stream of its own (a jax key), for `generator=` of the
+    random functions. Seeds give reproducible streams, not torch's numbers.
+
+    >>> import eagergrad as torch
+    >>> g = torch.Generator().manual_seed(3)
+    >>> a = torch.rand(2, generator=g)
+    >>> bool((a == torch.rand(2, generator=torch.Generator().manual_seed(3))).all())
+    True
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._seed = 67280421310721  # torch's default seed of a new Generator
+        self._key = None
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self._key = jax.random.PRNGKey(self._seed & 0xFFFFFFFFFFFFFFFF)
+        return self
+
+    def seed(self):
+        """Seed from the operating system's randomness; returns the seed."""
+        import secrets
+        self.manual_seed(secrets.randbits(63))
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        """The stream's state as a uint8 tensor (set_state takes it back)."""
+        return tensor(np.frombuffer(np.asarray(self._next_state()).tobytes(), np.uint8).copy())
+
+    def set_state(self, new_state):
+        self._key = _key_of_state(new_state)
+        return self
+
+    def _next_state(self):
+        if self._key is None:
+            self._key = jax.random.PRNGKey(self._seed)
+        return self._key
+
+    def _split(self):
+        self._key, sub = jax.random.split(self._next_state())
+        return sub
+
+
 class _Rng(threading.local):
     key = None
 
@@ -271,7 +319,32 @@ def initial_seed():
     return _global_seed[0]
 
 
+def get_rng_state():
+    """The global generator's state as a uint8 tensor."""
+    if _rng.key is None:
+        _rng.key = jax.random.PRNGKey(_global_seed[0])
+    return tensor(np.frombuffer(np.asarray(_rng.key).tobytes(), np.uint8).copy())
+
+
+def set_rng_state(new_state):
+    _rng.key = _key_of_state(new_state)
+
+
+def _key_of_state(state):
+    """A jax key from a state tensor of get_state / get_rng_state, with torch's errors."""
+    if not isinstance(state, Tensor):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(state).__name__}")
+    if state.dtype is not D.uint8:
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    raw = np.asarray(state.numpy(), np.uint8).tobytes()
+    if len(raw) != 8:
+        raise RuntimeError("RNG state is wrong size")
+    return jnp.asarray(np.frombuffer(raw, np.uint32).copy())
+
+
 def _next_key(generator=None):
+    if generator is not None:
+        return generator._split()
     if _rng.key is None:
         _rng.key = jax.random.PRNGKey(_global_seed[0])
     _rng.key, sub = jax.random.split(_rng.key)
@@ -280,13 +353,13 @@ def _next_key(generator=None):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jax.random.uniform(_next_key(), _size(size), dt.np), dt, device,
+    return _finish(jax.random.uniform(_next_key(generator), _size(size), dt.np), dt, device,
                    requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jax.random.normal(_next_key(), _size(size), dt.np), dt, device,
+    return _finish(jax.random.normal(_next_key(generator), _size(size), dt.np), dt, device,
                    requires_grad)
 
 
@@ -297,13 +370,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     elif high is None:  # randint(high, size=size)
         low, high = 0, low
     dt = _dt(dtype, D.int64)
-    return _finish(jax.random.randint(_next_key(), tuple(size), low, high, jnp.int64)
+    return _finish(jax.random.randint(_next_key(generator), tuple(size), low, high, jnp.int64)
                    .astype(dt.np), dt, device, requires_grad)
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype, D.int64)
-    return _finish(jax.random.permutation(_next_key(), n).astype(dt.np), dt, device,
+    return _finish(jax.random.permutation(_next_key(generator), n).astype(dt.np), dt, device,
                    requires_grad)
 
 
@@ -320,14 +393,6 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
 def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False):
     return randint(low, high, input._shape, dtype=dtype or input.dtype, device=device,
                    requires_grad=requires_grad)
-
-
-def normal_(t, mean=0.0, std=1.0):
-    return t._write_random(jax.random.normal(_next_key(), t._shape, t.dtype.np) * std + mean)
-
-
-def uniform_(t, a=0.0, b=1.0):
-    return t._write_random(jax.random.uniform(_next_key(), t._shape, t.dtype.np, a, b))
 
 
 def _legacy_new(cls, *args, **kwargs):
