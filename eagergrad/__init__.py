@@ -24,7 +24,7 @@ from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empt
                        get_rng_state, set_rng_state)
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
-from . import autograd, linalg, testing, viz  # noqa: E402,F401
+from . import autograd, backends, cuda, linalg, testing, viz  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401

@@ -409,3 +409,23 @@ def nn_getattr(module_name, torch_name, names):
             raise missing(f"{torch_name}.{name}")
         raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
     return __getattr__
+
+# every public name in torch.optim (torch 2.13)
+OPTIM_NAMES = frozenset((
+    'ASGD', 'Adadelta', 'Adafactor', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'LBFGS', 'Muon',
+    'NAdam', 'Optimizer', 'RAdam', 'RMSprop', 'Rprop', 'SGD', 'SparseAdam', 'lr_scheduler',
+    'swa_utils', 'swap_in_optimizer_params_and_state'
+))
+
+# every public name in torch.autograd (torch 2.13)
+AUTOGRAD_NAMES = frozenset((
+    'DeviceType', 'Function', 'Mapping', 'NestedIOFunction', 'ProfilerActivity',
+    'ProfilerConfig', 'ProfilerEvent', 'ProfilerState', 'SavedTensor', 'Sequence', 'Variable',
+    'anomaly_mode', 'backward', 'cast', 'detect_anomaly', 'enable_grad',
+    'enforce_grad_layout_policy', 'forward_ad', 'function', 'functional', 'grad', 'grad_mode',
+    'gradcheck', 'gradgradcheck', 'graph', 'handle_torch_function', 'has_torch_function',
+    'inference_mode', 'is_multithreading_enabled', 'is_tensor_like', 'is_view_replay_enabled',
+    'kineto_available', 'no_grad', 'overload', 'profiler', 'profiler_legacy', 'profiler_util',
+    'set_detect_anomaly', 'set_grad_enabled', 'set_multithreading_enabled', 'torch', 'variable',
+    'warnings'
+))

@@ -10,12 +10,12 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 # lowest first; a module may import modules of its own layer or below, never above
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_torch_names", "size", "device",
-     "_repr"],
+     "_repr", "cuda", "backends"],
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
     ["linalg", "nn", "optim", "utils"],
-    ["autograd", "testing", "viz", "interop", "demo", "__main__", "__init__"],
+    ["autograd", "testing", "viz", "interop", "demo", "runner", "__main__", "__init__"],
 ]
 
 
