@@ -28,6 +28,7 @@ from . import autograd, backends, cuda, linalg, testing, viz  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 
 float = float32

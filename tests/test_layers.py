@@ -14,7 +14,7 @@ LAYERS = [
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
-    ["linalg", "nn", "optim", "utils"],
+    ["linalg", "nn", "optim", "utils", "serialization"],
     ["autograd", "testing", "viz", "interop", "demo", "runner", "__main__", "__init__"],
 ]
 
