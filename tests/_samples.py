@@ -855,8 +855,10 @@ SAMPLES.update({
 # samples of op groups kept in their own files (they import the shorthands above)
 from _samples_sorting import SAMPLES as _SORTING  # noqa: E402
 from _samples_linalg import SAMPLES as _LINALG  # noqa: E402
+from _samples_nn import SAMPLES as _NN  # noqa: E402
 SAMPLES.update(_SORTING)
-for _k, _v in _LINALG.items(): SAMPLES.setdefault(_k, []).extend(_v)
+for _k, _v in list(_LINALG.items()) + list(_NN.items()):
+    SAMPLES.setdefault(_k, []).extend(_v)
 
 
 def _as_complex(sample):

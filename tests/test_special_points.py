@@ -22,6 +22,7 @@ import eagergrad as eg
 from eagergrad.ops import OPS
 from _samples import ALL, Arg, FLOAT, COMPLEX, S, V, I, make_inputs, as_list
 from _samples_linalg import SPECIAL as _LINALG
+from _samples_nn import SPECIAL as _NN
 from _samples_sorting import SPECIAL as _SORTING
 from test_ops_torch import check_backward, check_double_backward, check_forward, check_graph
 
@@ -170,7 +171,7 @@ SPECIAL = {
     "cumsum": [S(lambda m, x: x.cumsum(0), V([INF, 1.0, -INF]), name="infinities")],
     "mean": [S(lambda m, x: x.mean(), V([INF, -INF]), name="inf - inf")],
 }
-for _table in (_LINALG, _SORTING):
+for _table in (_LINALG, _SORTING, _NN):
     for _k, _v in _table.items():
         SPECIAL.setdefault(_k, []).extend(_v)
 
@@ -191,13 +192,15 @@ SMOOTH = dict.fromkeys((
     "squeeze4", "stack", "sub", "sum", "sum_dim", "t", "transpose", "unbind", "unfold",
     "unfold_backward", "unsqueeze", "view", "view_as_complex", "view_as_real",
     "view_gather", "view_scatter", "view_write", "zero",
-    "mul", "mm", "bmm", "mv", "dot"), _LINEAR)
+    "mul", "mm", "bmm", "mv", "dot", "addmm", "_trilinear"), _LINEAR)
 SMOOTH.update(dict.fromkeys((
     "all", "any", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "eq", "ne", "ge", "gt", "le", "lt", "isclose", "isfinite", "isinf", "isnan",
     "logical_and", "logical_not", "logical_or", "logical_xor"), _NONDIFF))
 SMOOTH.update(dict.fromkeys((
     "atan", "cos", "cosh", "erf", "exp2", "expm1", "sin", "sinh", "tan", "polar"), _SMOOTH))
+SMOOTH.update(dict.fromkeys(("mul_scalar", "add_scalar", "div_scalar"), _LINEAR))
+SMOOTH["mse_loss"] = "a polynomial: the same formula at every point"
 
 
 def test_every_op_is_in_the_table():

@@ -13,12 +13,19 @@ Sequential(
 from .._torch_names import NN_NAMES, nn_getattr
 from . import functional, init, parameter
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
+                   KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss,
+                   SmoothL1Loss)
 from .layers import Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
+from .linear import Bilinear, Linear
 from .module import Module
 from .parameter import Buffer, Parameter
 
-__all__ = ["Buffer", "Flatten", "Identity", "LogSoftmax", "Module", "ModuleDict", "ModuleList",
-           "Parameter", "ParameterDict", "ParameterList", "ReLU", "Sequential", "Sigmoid",
-           "Softmax", "Tanh", "Unflatten", "functional", "init", "parameter"]
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "Bilinear", "Buffer", "CrossEntropyLoss", "Flatten",
+           "GaussianNLLLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "Linear",
+           "LogSoftmax", "MSELoss", "MarginRankingLoss", "Module", "ModuleDict", "ModuleList",
+           "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "PoissonNLLLoss", "ReLU",
+           "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional",
+           "init", "parameter"]
 
 __getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)

@@ -8,10 +8,12 @@ import string
 import jax
 import jax.numpy as jnp
 
+from ..engine.grad_mode import STATE
 from ..tensor import Tensor
 from . import shape as S
 from ._args import promote
 from ._table import call_op, defop
+from .inplace import inplace
 from .pointwise import mul, where
 from .reduce import _vnorm_back, _vnorm_k
 from .reduce import sum as _sum
@@ -558,3 +560,182 @@ def dist(input, other, p=2):
                            f"Got {dt.scalar_name} instead.")
     _broadcast_batch(input._shape, other._shape)
     return call_op(DIST, (input, other), (p, dt))
+
+
+# ---- addmm and _trilinear (the kernels behind nn.functional.linear and bilinear) -----------
+def _is_one(s):
+    """torch's maybe_multiply test: a real or integral scalar equal to 1 (complex never)."""
+    return not isinstance(s, complex) and s == 1
+
+
+def _maybe_multiply(t, s):
+    return t if _is_one(s) else t * s
+
+
+def _conj_scalar(s):
+    return s.conjugate() if isinstance(s, complex) else s
+
+
+def _addmm_k(self, mat1, mat2, beta, alpha, **sizes_and_strides):
+    out = jnp.matmul(mat1, mat2, precision=_HI)
+    if not _is_one(alpha):
+        out = out * alpha
+    if beta == 0:  # torch ignores self then: nan and inf in it are not propagated
+        return out
+    return out + (self if _is_one(beta) else self * beta)
+
+
+def _column_major(sizes, strides):
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _addmm_mat1(grad, mat2, alpha, mat1_sym_sizes, mat1_sym_strides):
+    # torch's mm_mat1_backward: a column-major mat1 gets its gradient as a transpose
+    if _column_major(mat1_sym_sizes, mat1_sym_strides):
+        g = mat2.conj().mm(grad.t()).t()
+    else:
+        g = grad.mm(mat2.t().conj())
+    return _maybe_multiply(g, _conj_scalar(alpha))
+
+
+def _addmm_mat2(grad, mat1, alpha, mat2_sym_sizes, mat2_sym_strides):
+    if _column_major(mat2_sym_sizes, mat2_sym_strides):
+        g = grad.t().mm(mat1.conj()).t()
+    else:
+        g = mat1.t().conj().mm(grad)
+    return _maybe_multiply(g, _conj_scalar(alpha))
+
+
+# torch's node keeps each matrix's sizes and (when that matrix needs a gradient) its strides;
+# here they are attributes, which the formulas read (the column-major branch)
+ADDMM = defop("addmm", _addmm_k, inputs=("self", "mat1", "mat2"),
+              attrs=("beta", "alpha", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes",
+                     "mat2_sym_strides"),
+              self=lambda grad, beta: _maybe_multiply(grad, _conj_scalar(beta)),
+              mat1=_addmm_mat1, mat2=_addmm_mat2)
+
+
+def _legacy_type(t):
+    return f"torch.{t.dtype.scalar_name}Tensor"
+
+
+def _check_expand(t, sizes):
+    """expand(t, sizes)'s shape checks and messages, without expanding."""
+    if len(sizes) < t.ndim:
+        raise RuntimeError(f"expand({_legacy_type(t)}{{{list(t._shape)}}}, size={list(sizes)}): "
+                           f"the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({t.ndim})")
+    lead = len(sizes) - t.ndim
+    for i, cur in enumerate(t._shape):
+        s = sizes[lead + i]
+        if cur != s and cur != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({cur}) at non-singleton dimension {lead + i}.  Target "
+                               f"sizes: {list(sizes)}.  Tensor sizes: {list(t._shape)}")
+
+
+def _scalar_arg(v, dt):
+    """beta/alpha as torch converts the Scalar to the tensors' type."""
+    if dt.is_complex:
+        return v
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {dt.cpp_name} without "
+                               "overflow")
+        v = v.real
+    if not dt.is_differentiable:  # integral tensors: the scalar truncated to an integer
+        return int(v)
+    return v
+
+
+def _addmm_check(input, mat1, mat2):
+    """torch's addmm checks (meta function order); the (n, p) shape of the result."""
+    for name, t in (("self", input), ("mat1", mat1)):
+        if t.dtype is not mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{t.dtype.scalar_name} and {mat2.dtype.scalar_name}")
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
+    (n, m), (m2, p) = mat1._shape, mat2._shape
+    if m != m2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{m} and "
+                           f"{m2}x{p})")
+    if mat2.dtype.name == "bool":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    return n, p
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """torch.addmm: beta * input + alpha * (mat1 @ mat2), input broadcast to the result's
+    shape; one AddmmBackward0 node. With beta == 0 the input is ignored (its nan and inf
+    too).
+
+    >>> import eagergrad as torch
+    >>> torch.addmm(torch.ones(2), torch.ones(3, 4), torch.ones(4, 2), beta=2)
+    tensor([[6., 6.],
+            [6., 6.],
+            [6., 6.]])
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement torch.addmm(out=...) yet")
+    for name, t in (("input", input), ("mat1", mat1), ("mat2", mat2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"addmm(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    n, p = _addmm_check(input, mat1, mat2)
+    _check_expand(input, (n, p))
+    dt = mat2.dtype
+    attrs = (_scalar_arg(beta, dt), _scalar_arg(alpha, dt),
+             mat1._shape, mat1.stride() if mat1.requires_grad else (),
+             mat2._shape, mat2.stride() if mat2.requires_grad else ())
+    return call_op(ADDMM, (input, mat1, mat2), attrs)
+
+
+def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
+    """Tensor.addmm_: addmm written into input, which must have the result's shape."""
+    n, p = _addmm_check(input, mat1, mat2)
+    if input._shape != (n, p):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input._shape)} and "
+                           f"output tensor size {[n, p]} should match")
+    return inplace(input, addmm, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _trilinear_k(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    total = i1.ndim + len(expand1)
+    letters = string.ascii_letters[:total]
+
+    def sub(expand):
+        return "".join(c for d, c in enumerate(letters) if d not in expand)
+    out = "".join(c for d, c in enumerate(letters) if d not in sumdim)
+    return jnp.einsum(f"{sub(expand1)},{sub(expand2)},{sub(expand3)}->{out}", i1, i2, i3,
+                      precision=_HI)
+
+
+TRILINEAR = defop(
+    "_trilinear", _trilinear_k, inputs=("i1", "i2", "i3"),
+    attrs=("expand1", "expand2", "expand3", "sumdim"),
+    node="TrilinearBackward0",  # torch's _trilinear_backward (it conjugates nothing)
+    i1=lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
+    _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1),
+    i2=lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
+    _trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2),
+    i3=lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
+    _trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3))
+
+
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """torch._trilinear: i1, i2, i3 unsqueezed at their `expand` dims, multiplied, summed
+    over `sumdim` (the kernel of nn.functional.bilinear). unroll_dim only picks torch's
+    loop order: the result does not depend on it."""
+    if any(t.dtype.is_complex for t in (i1, i2, i3)) and STATE.grad and any(
+            t.requires_grad for t in (i1, i2, i3)):
+        raise RuntimeError("_trilinear does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    total = i1.ndim + len(expand1)
+    if i2.ndim + len(expand2) != total or i3.ndim + len(expand3) != total:
+        raise RuntimeError("number of dimensions must match")
+    if not 0 <= unroll_dim < total:
+        raise RuntimeError(f"unroll_dim must be in [0,{total - 1}]")
+    return call_op(TRILINEAR, (i1, i2, i3), (tuple(expand1), tuple(expand2), tuple(expand3),
+                                             tuple(sumdim)))

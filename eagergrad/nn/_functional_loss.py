@@ -1,0 +1,321 @@
+"""nn.functional's losses (re-exported by nn.functional): torch's signatures, its legacy
+size_average/reduce rules and warnings; the kernels are the op-table entries of
+ops/loss.py."""
+import math
+import warnings
+
+from ..ops import loss as _L
+from ..ops.reduce import any as _any
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+           "cross_entropy", "gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss",
+           "margin_ranking_loss", "mse_loss", "nll_loss", "poisson_nll_loss",
+           "smooth_l1_loss", "triplet_margin_loss"]
+
+
+# ---- torch.nn._reduction --------------------------------------------------------------------
+def _get_enum(reduction):
+    if reduction == "none":
+        return 0
+    if reduction == "mean":
+        return 1
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=3)
+        return 1
+    if reduction == "sum":
+        return 2
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy_get_string(size_average, reduce, emit_warning=True):
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _enum(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    return _get_enum(reduction)
+
+
+def _size(t):
+    return t.size()
+
+
+def _warn_size(input, target):
+    if tuple(target._shape) != tuple(input._shape):
+        warnings.warn(f"Using a target size ({_size(target)}) that is different to the input "
+                      f"size ({_size(input)}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast_shape(a, b):
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {max(len(a), len(b)) - i}")
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def _broadcast(input, target):
+    """torch.broadcast_tensors: a tensor already of the common shape is returned as is."""
+    shape = _broadcast_shape(tuple(input._shape), tuple(target._shape))
+    return tuple(t if tuple(t._shape) == shape else t.expand(shape) for t in (input, target))
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight):
+    if tuple(weight._shape) != tuple(input._shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+# ---- regression losses ----------------------------------------------------------------------
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (MseLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.mse_loss(torch.tensor([1.0, 3.0]), torch.zeros(2))
+    tensor(5.)
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted((a - b).pow(2), weight, input, reduction, True)
+    return _L.call_op(_L.MSE, (a, b), (_get_enum(reduction),))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error, recorded as torch records it: abs(input - target), reduced.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.l1_loss(torch.tensor([1.0, -3.0]), torch.zeros(2))
+    tensor(2.)
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted((a - b).abs(), weight, input, reduction, True)
+    return _L._reduce_t((a - b).abs(), _get_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Quadratic below `beta`, linear above (SmoothL1LossBackward0; l1_loss for beta 0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.smooth_l1_loss(torch.tensor([0.5, 3.0]), torch.zeros(2))
+    tensor(1.3125)
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    a, b = _broadcast(input, target)
+    if beta == 0.0:
+        return _L._reduce_t((a - b).abs(), _get_enum(reduction))
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _L.call_op(_L.SMOOTH_L1, (a, b), (_get_enum(reduction), float(beta)))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Quadratic below `delta`, delta-scaled linear above (HuberLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.huber_loss(torch.tensor([0.5, 3.0]), torch.zeros(2))
+    tensor(1.3125)
+    """
+    _warn_size(input, target)
+    a, b = _broadcast(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return _L.call_op(_L.HUBER, (a, b), (_get_enum(reduction), float(delta)))
+    loss = _L.call_op(_L.HUBER, (a, b), (0, float(delta)))
+    return _weighted(loss, weight, input, reduction, False)
+
+
+# ---- classification losses ------------------------------------------------------------------
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of class indices (NllLossBackward0; NllLoss2DBackward0 for
+    4-D input).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.nll_loss(torch.tensor([[-1.0, -2.0]]), torch.tensor([1]))
+    tensor(2.)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L._nll_loss_nd(input, target, weight, red, ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """log_softmax + nll_loss for class indices; probabilities when target has the
+    input's shape; with label smoothing as torch composes it.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.cross_entropy(torch.zeros(1, 2), torch.tensor([0]))
+    tensor(0.6931)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L._cross_entropy(input, target, weight, red, ignore_index, label_smoothing)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross entropy of probabilities (BinaryCrossEntropyBackward0; logs clamped
+    at -100 as torch).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.binary_cross_entropy(torch.tensor([0.5]), torch.ones(1))
+    tensor(0.6931)
+    """
+    red = _enum(size_average, reduce, reduction)
+    if tuple(target._shape) != tuple(input._shape):
+        raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
+                         f"input size ({_size(input)}) is deprecated. Please ensure they have "
+                         "the same size.")
+    if weight is not None:
+        weight = weight.expand(_broadcast_shape(tuple(target._shape), tuple(weight._shape)))
+    return _L._bce(input, target, weight, red)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """Binary cross entropy of logits (BinaryCrossEntropyWithLogitsBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.binary_cross_entropy_with_logits(torch.zeros(1), torch.ones(1))
+    tensor(0.6931)
+    """
+    red = _enum(size_average, reduce, reduction)
+    if tuple(target._shape) != tuple(input._shape):
+        raise ValueError(f"Target size ({_size(target)}) must be the same as input size "
+                         f"({_size(input)})")
+    return _L._bce_with_logits(input, target, weight, pos_weight, red)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence of log-probabilities `input` from `target`.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.kl_div(torch.zeros(2), torch.ones(2), reduction="batchmean")
+    tensor(0.)
+    """
+    if size_average is not None or reduce is not None:
+        red = _get_enum(_legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        red = 2 if reduction == "batchmean" else _get_enum(reduction)
+    out = _L.kl_div(input, target, red, log_target=log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        out = out / input._shape[0]
+    return out
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Negative log likelihood of a Poisson distribution with rate exp(input) (or input).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.poisson_nll_loss(torch.zeros(2), torch.zeros(2))
+    tensor(1.)
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _L.poisson_nll_loss(input, target, log_input, full, eps, _get_enum(reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log likelihood of a Gaussian with mean `input` and variance `var`.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.gaussian_nll_loss(torch.zeros(2), torch.zeros(2), torch.ones(2))
+    tensor(0.)
+    """
+    from ..creation import ones_like
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif bool(_any(var < 0)):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var._shape) != tuple(input._shape):
+        if tuple(input._shape[:-1]) == tuple(var._shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and
+                  sum(y for x, y in zip(input._shape, var._shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    from ..engine.grad_mode import no_grad
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin), reduced.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.margin_ranking_loss(torch.ones(2), torch.zeros(2), torch.ones(2))
+    tensor(0.)
+    """
+    red = _enum(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got "
+            f"sizes: input1: {_size(input1)}, input2: {_size(input2)}, target: "
+            f"{_size(target)} ")
+    return _L.margin_ranking_loss(input1, input2, target, margin, red)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    raise NotImplementedError("eagergrad does not implement "
+                              "torch.nn.functional.cosine_embedding_loss yet")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances d."""
+    raise NotImplementedError("eagergrad does not implement "
+                              "torch.nn.functional.triplet_margin_loss yet")
