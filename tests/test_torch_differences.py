@@ -193,3 +193,16 @@ def test_inf_and_nan_times_a_false_mask_is_nan():
         g, = L.autograd.grad((y * 1).sum(), x)
         return y, g
     same(f)
+
+
+def test_vector_matrix_matmul_bumps_the_version_as_squeeze_():
+    """ATen's 1-D @ 2-D is mm(...).squeeze_(0): the result's version is 1 (2 after
+    F.linear's in-place bias add)."""
+    def f(L):
+        x = L.ones(3, requires_grad=True)
+        w = L.ones(3, 2)
+        y = L.matmul(x, w)
+        z = L.nn.functional.linear(x, w.t(), L.tensor(1.0))
+        (y.sum() + z.sum()).backward()
+        return y._version, z._version, x.grad
+    same(f)

@@ -147,7 +147,9 @@ def matmul(input, other):
         return mv(input, other)
     if d1 == 1 and d2 == 2:
         out = mm(S.unsqueeze(input, 0), other)  # ATen: .squeeze_(0) -> SqueezeBackward4
-        return call_op(S.SQUEEZE4, (out,), ((0,), out._shape))
+        out = call_op(S.SQUEEZE4, (out,), ((0,), out._shape))
+        out._version_counter.version += 1  # (squeeze_ is in place: the version moves)
+        return out
     if d1 == 2 and d2 == 2:
         return mm(input, other)
     if _should_fold(input, other):
