@@ -55,9 +55,9 @@ def _normal(t, mean, std, generator):
 
 
 def _uniform(t, a, b, generator):
-    from .creation import rand
+    from .creation import _next_key, _uniform as draw, from_jax
     with no_grad():
-        return t.copy_(rand(t._shape, dtype=t.dtype, generator=generator) * (b - a) + a)
+        return t.copy_(from_jax(draw(_next_key(generator), t._shape, t.dtype, a, b)))
 
 
 def is_tensor(obj):

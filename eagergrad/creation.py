@@ -353,8 +353,17 @@ def _next_key(generator=None):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jax.random.uniform(_next_key(generator), _size(size), dt.np), dt, device,
+    return _finish(_uniform(_next_key(generator), _size(size), dt, 0.0, 1.0), dt, device,
                    requires_grad)
+
+
+def _uniform(key, shape, dt, low, high):
+    """Uniform in [low, high); for a complex dtype the real and imaginary parts each are
+    (torch's rand and uniform_ on complex tensors)."""
+    if not dt.is_complex:
+        return jax.random.uniform(key, shape, dt.np, low, high)
+    parts = jax.random.uniform(key, shape + (2,), dt.to_real().np, low, high)
+    return jax.lax.complex(parts[..., 0], parts[..., 1])
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):

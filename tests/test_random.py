@@ -71,3 +71,17 @@ def test_bad_states_raise_torch_errors(bad):
     def g(L):
         L.set_rng_state(L.zeros(3) if bad == "float" else [1, 2])
     same(g)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "complex128"])
+def test_uniform_fills_each_part_of_a_complex_tensor_as_torch(dtype):
+    """torch's uniform_/rand on complex draw the real and imaginary parts each in [a, b)."""
+    import torch
+    for L in (torch, eg):
+        t = L.zeros(2000, dtype=getattr(L, dtype)).uniform_(-2.0, 3.0)
+        parts = [t.real, t.imag] if t.is_complex() else [t]
+        for p in parts:
+            assert float(p.min()) >= -2.0 and float(p.max()) < 3.0
+            assert abs(float(p.mean()) - 0.5) < 0.2
+        r = L.rand(500, dtype=getattr(L, dtype))
+        assert float(r.real.min()) >= 0 and float(r.real.max()) < 1
