@@ -414,3 +414,19 @@ def reset_grad(p, set_to_none=True):
     else:
         p.grad.requires_grad_(False)
     p.grad.zero_()
+
+
+def typename(obj):
+    """torch.typename as eagergrad's messages spell it: "eagergrad.FloatTensor" for a
+    tensor, "int" for a builtin, else "module.Class"."""
+    if isinstance(obj, Tensor):
+        return f"eagergrad.{obj.dtype.scalar_name}Tensor"
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"

@@ -16,7 +16,7 @@ from .._torch_names import missing
 from ..device import device as _device
 from ..engine.grad_mode import no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor, reset_grad
+from ..tensor import Tensor, reset_grad, typename as _typename
 from .parameter import Buffer, Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -27,30 +27,6 @@ class _Pending(threading.local):
 
 
 _PENDING = _Pending()
-
-
-def _typename(obj):
-    """torch.typename: "torch.FloatTensor" for a tensor, else the qualified type name."""
-    if isinstance(obj, Tensor):
-        return "eagergrad." + _LEGACY.get(str(obj.dtype).rsplit(".", 1)[-1], "Tensor")
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in {"", "builtins"}:
-        return qualname
-    return f"{module}.{qualname}"
-
-
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-           "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-           "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-           "complex128": "ComplexDoubleTensor"}
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):

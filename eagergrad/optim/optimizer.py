@@ -14,7 +14,7 @@ from .. import _dtypes as D
 from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor, _make, reset_grad
+from ..tensor import Tensor, _make, reset_grad, typename as _typename
 
 __all__ = ["Optimizer", "required"]
 
@@ -31,26 +31,6 @@ required = _RequiredParameter()
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
-_LEGACY = {D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor",
-           D.bfloat16: "BFloat16Tensor", D.int64: "LongTensor", D.int32: "IntTensor",
-           D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor",
-           D.bool_: "BoolTensor", D.complex64: "ComplexFloatTensor",
-           D.complex128: "ComplexDoubleTensor"}
-
-
-def _typename(obj):
-    """torch.typename: "eagergrad.FloatTensor" for a tensor, "int", "module.Class"."""
-    if isinstance(obj, Tensor):
-        return "eagergrad." + _LEGACY.get(obj.dtype, "Tensor")
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _scalar_dtype():
