@@ -676,7 +676,7 @@ def test_functional_and_layers():
 
 
 def test_missing_names_raise_not_implemented():
-    for mod, tmod, name in [(eg.nn, torch.nn, "Conv2d"), (eg.nn.functional,
+    for mod, tmod, name in [(eg.nn, torch.nn, "Transformer"), (eg.nn.functional,
                                                           torch.nn.functional, "gelu"),
                             (eg.nn.init, torch.nn.init, "orthogonal_"),
                             (eg.nn, torch.nn, "utils")]:
