@@ -267,7 +267,8 @@ class Generator:
 
     def manual_seed(self, seed):
         self._seed = int(seed)
-        self._key = jax.random.PRNGKey(self._seed & 0xFFFFFFFFFFFFFFFF)
+        with jax.ensure_compile_time_eval():
+            self._key = jax.random.PRNGKey(self._seed & 0xFFFFFFFFFFFFFFFF)
         return self
 
     def seed(self):
@@ -289,11 +290,13 @@ class Generator:
 
     def _next_state(self):
         if self._key is None:
-            self._key = jax.random.PRNGKey(self._seed)
+            with jax.ensure_compile_time_eval():
+                self._key = jax.random.PRNGKey(self._seed)
         return self._key
 
     def _split(self):
-        self._key, sub = jax.random.split(self._next_state())
+        with jax.ensure_compile_time_eval():  # (under a jax trace too: no tracer kept)
+            self._key, sub = jax.random.split(self._next_state())
         return sub
 
 
@@ -308,7 +311,8 @@ _global_seed = [0]
 def manual_seed(seed):
     """Seed the global generator (jax keys; the streams differ from torch's)."""
     _global_seed[0] = int(seed)
-    _rng.key = jax.random.PRNGKey(int(seed))
+    with jax.ensure_compile_time_eval():
+        _rng.key = jax.random.PRNGKey(int(seed))
     return _global_seed[0]
 
 
@@ -345,9 +349,12 @@ def _key_of_state(state):
 def _next_key(generator=None):
     if generator is not None:
         return generator._split()
-    if _rng.key is None:
-        _rng.key = jax.random.PRNGKey(_global_seed[0])
-    _rng.key, sub = jax.random.split(_rng.key)
+    # a draw under a jax trace (jaxify, crosscheck) still advances the stream with
+    # concrete keys: a traced key kept in the global state would leak the tracer
+    with jax.ensure_compile_time_eval():
+        if _rng.key is None:
+            _rng.key = jax.random.PRNGKey(_global_seed[0])
+        _rng.key, sub = jax.random.split(_rng.key)
     return sub
 
 

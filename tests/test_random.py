@@ -85,3 +85,15 @@ def test_uniform_fills_each_part_of_a_complex_tensor_as_torch(dtype):
             assert abs(float(p.mean()) - 0.5) < 0.2
         r = L.rand(500, dtype=getattr(L, dtype))
         assert float(r.real.min()) >= 0 and float(r.real.max()) < 1
+
+
+def test_a_draw_under_a_jax_trace_keeps_no_tracer():
+    """rand inside jaxify + jax.jit (and a seeded generator's first draw there) advances
+    the stream with concrete keys: drawing again afterwards works."""
+    import jax
+    import jax.numpy as jnp
+    eg.manual_seed(3)
+    g = eg.Generator()
+    out = jax.jit(eg.jaxify(lambda x: x * eg.rand(3) + eg.randn(3, generator=g)))(jnp.ones(3))
+    assert out.shape == (3,)
+    assert eg.rand(2).shape == (2,) and eg.randn(1, generator=g).shape == (1,)
