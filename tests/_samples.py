@@ -856,8 +856,11 @@ SAMPLES.update({
 from _samples_sorting import SAMPLES as _SORTING  # noqa: E402
 from _samples_linalg import SAMPLES as _LINALG  # noqa: E402
 from _samples_nn import SAMPLES as _NN  # noqa: E402
+from _samples_conv import SAMPLES as _CONV  # noqa: E402
+from _samples_norm import SAMPLES as _NORM  # noqa: E402
 SAMPLES.update(_SORTING)
-for _k, _v in list(_LINALG.items()) + list(_NN.items()):
+for _k, _v in (list(_LINALG.items()) + list(_NN.items()) + list(_NORM.items()) +
+               list(_CONV.items())):
     SAMPLES.setdefault(_k, []).extend(_v)
 
 

@@ -21,8 +21,10 @@ import pytest
 import eagergrad as eg
 from eagergrad.ops import OPS
 from _samples import ALL, Arg, FLOAT, COMPLEX, S, V, I, make_inputs, as_list
+from _samples_conv import SPECIAL as _CONV
 from _samples_linalg import SPECIAL as _LINALG
 from _samples_nn import SPECIAL as _NN
+from _samples_norm import SPECIAL as _NORM
 from _samples_sorting import SPECIAL as _SORTING
 from test_ops_torch import check_backward, check_double_backward, check_forward, check_graph
 
@@ -171,7 +173,7 @@ SPECIAL = {
     "cumsum": [S(lambda m, x: x.cumsum(0), V([INF, 1.0, -INF]), name="infinities")],
     "mean": [S(lambda m, x: x.mean(), V([INF, -INF]), name="inf - inf")],
 }
-for _table in (_LINALG, _SORTING, _NN):
+for _table in (_LINALG, _SORTING, _NN, _NORM, _CONV):
     for _k, _v in _table.items():
         SPECIAL.setdefault(_k, []).extend(_v)
 
@@ -201,6 +203,10 @@ SMOOTH.update(dict.fromkeys((
     "atan", "cos", "cosh", "erf", "exp2", "expm1", "sin", "sinh", "tan", "polar"), _SMOOTH))
 SMOOTH.update(dict.fromkeys(("mul_scalar", "add_scalar", "div_scalar"), _LINEAR))
 SMOOTH["mse_loss"] = "a polynomial: the same formula at every point"
+SMOOTH.update(dict.fromkeys((
+    "convolution", "convolution_backward", "constant_pad_nd", "avg_pool2d", "avg_pool2d_backward",
+    "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "max_pool2d_with_indices_backward"),
+    "linear in each tensor input (convolution: bilinear): the same formula at every point"))
 
 
 def test_every_op_is_in_the_table():

@@ -13,19 +13,28 @@ Sequential(
 from .._torch_names import NN_NAMES, nn_getattr
 from . import functional, init, parameter
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from .dropout import Dropout
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss,
                    SmoothL1Loss)
 from .layers import Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
 from .linear import Bilinear, Linear
 from .module import Module
+from .normalization import LayerNorm, RMSNorm
 from .parameter import Buffer, Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                      MaxPool2d)
+from .sparse import Embedding
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "Bilinear", "Buffer", "CrossEntropyLoss", "Flatten",
-           "GaussianNLLLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "Linear",
-           "LogSoftmax", "MSELoss", "MarginRankingLoss", "Module", "ModuleDict", "ModuleList",
-           "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "PoissonNLLLoss", "ReLU",
-           "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional",
-           "init", "parameter"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
+           "BCEWithLogitsLoss", "Bilinear", "Buffer", "Conv1d", "Conv2d", "Conv3d",
+           "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding",
+           "Flatten", "GaussianNLLLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
+           "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1d",
+           "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
+           "ParameterDict", "ParameterList", "PoissonNLLLoss", "RMSNorm", "ReLU", "Sequential",
+           "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init",
+           "parameter"]
 
 __getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)

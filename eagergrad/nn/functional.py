@@ -5,6 +5,8 @@ import warnings
 from .._torch_names import NN_FUNCTIONAL_NAMES, nn_getattr
 from ._functional_linear import *  # noqa: F401,F403
 from ._functional_loss import *  # noqa: F401,F403
+from ._functional_conv import *  # noqa: F401,F403
+from ._functional_norm import *  # noqa: F401,F403
 
 
 def _get_softmax_dim(name, ndim, stacklevel):

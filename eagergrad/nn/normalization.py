@@ -1,0 +1,101 @@
+"""LayerNorm and RMSNorm: torch's parameters (ones/zeros), repr and forward."""
+import numbers
+
+from ..creation import empty
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _shape_tuple(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing `normalized_shape` dims (mean 0, variance 1), then
+    scale by `weight` (ones) and shift by `bias` (zeros).
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.LayerNorm(2)
+    >>> m
+    LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=True)
+    >>> m(torch.tensor([[1.0, 3.0]]))
+    tensor([[-1.0000,  1.0000]], grad_fn=<NativeLayerNormBackward0>)
+    """
+
+    __module__ = "eagergrad.nn.modules.normalization"
+    __constants__ = ("normalized_shape", "eps", "elementwise_affine")
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if self.elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(empty(self.normalized_shape, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x ** 2) + eps) over the trailing `normalized_shape` dims, times
+    `weight` (ones); eps None is the input dtype's machine epsilon.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.RMSNorm(2)
+    >>> m
+    RMSNorm((2,), eps=None, elementwise_affine=True)
+    >>> m(torch.tensor([[3.0, 4.0]])).shape
+    torch.Size([1, 2])
+    """
+
+    __module__ = "eagergrad.nn.modules.normalization"
+    __constants__ = ("normalized_shape", "eps", "elementwise_affine")
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if self.elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
