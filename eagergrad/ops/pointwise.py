@@ -41,6 +41,8 @@ RSUB_S = defop("rsub_scalar", lambda self, other, dtype, alpha:
                (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
                inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward1",
                self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
+
+
 def _mul(self, other, dtype):
     a, b = self.astype(_c(dtype)), other.astype(_c(dtype))
     # XLA rewrites x * convert(mask) as select(mask, x, 0), which gives 0 for inf * False
