@@ -400,6 +400,17 @@ NN_INIT_NAMES = frozenset((
     'xavier_uniform_', 'zeros_'
 ))
 
+# every public name in torch.nn.utils (torch 2.13)
+NN_UTILS_NAMES = frozenset((
+    'clip_grad', 'clip_grad_norm', 'clip_grad_norm_', 'clip_grad_value_', 'clip_grads_with_norm_',
+    'convert_conv2d_weight_memory_format', 'convert_conv3d_weight_memory_format',
+    'convert_parameters', 'fuse_conv_bn_eval', 'fuse_conv_bn_weights', 'fuse_linear_bn_eval',
+    'fuse_linear_bn_weights', 'fusion', 'get_total_norm', 'init', 'memory_format',
+    'parameters_to_vector', 'parametrizations', 'parametrize', 'remove_spectral_norm',
+    'remove_weight_norm', 'rnn', 'skip_init', 'spectral_norm', 'stateless',
+    'vector_to_parameters', 'weight_norm'
+))
+
 
 def nn_getattr(module_name, torch_name, names):
     """A module-level __getattr__ for a torch.nn namespace: a torch name eagergrad lacks

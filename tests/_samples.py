@@ -858,10 +858,15 @@ from _samples_linalg import SAMPLES as _LINALG  # noqa: E402
 from _samples_nn import SAMPLES as _NN  # noqa: E402
 from _samples_conv import SAMPLES as _CONV  # noqa: E402
 from _samples_norm import SAMPLES as _NORM  # noqa: E402
+from _samples_activation import SAMPLES as _ACT  # noqa: E402
+from _samples_batchnorm import SAMPLES as _BN  # noqa: E402
+from _samples_rnn import SAMPLES as _RNN  # noqa: E402
+from _samples_attention import SAMPLES as _ATT  # noqa: E402
+from _samples_spatial import SAMPLES as _SPATIAL  # noqa: E402
 SAMPLES.update(_SORTING)
-for _k, _v in (list(_LINALG.items()) + list(_NN.items()) + list(_NORM.items()) +
-               list(_CONV.items())):
-    SAMPLES.setdefault(_k, []).extend(_v)
+for _group in (_LINALG, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL):
+    for _k, _v in _group.items():
+        SAMPLES.setdefault(_k, []).extend(_v)
 
 
 def _as_complex(sample):

@@ -26,6 +26,11 @@ from _samples_linalg import SPECIAL as _LINALG
 from _samples_nn import SPECIAL as _NN
 from _samples_norm import SPECIAL as _NORM
 from _samples_sorting import SPECIAL as _SORTING
+from _samples_activation import SPECIAL as _ACT
+from _samples_batchnorm import SPECIAL as _BN
+from _samples_rnn import SPECIAL as _RNN
+from _samples_attention import SPECIAL as _ATT
+from _samples_spatial import SPECIAL as _SPATIAL
 from test_ops_torch import check_backward, check_double_backward, check_forward, check_graph
 
 NAN, INF = math.nan, math.inf
@@ -172,7 +177,7 @@ SPECIAL = {
     "cumsum": [S(lambda m, x: x.cumsum(0), V([INF, 1.0, -INF]), name="infinities")],
     "mean": [S(lambda m, x: x.mean(), V([INF, -INF]), name="inf - inf")],
 }
-for _table in (_LINALG, _SORTING, _NN, _NORM, _CONV):
+for _table in (_LINALG, _SORTING, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL):
     for _k, _v in _table.items():
         SPECIAL.setdefault(_k, []).extend(_v)
 

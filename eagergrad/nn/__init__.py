@@ -11,7 +11,7 @@ Sequential(
 )
 """
 from .._torch_names import NN_NAMES, nn_getattr
-from . import functional, init, parameter
+from . import functional, init, parameter, utils
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout
@@ -35,6 +35,17 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
            "ParameterDict", "ParameterList", "PoissonNLLLoss", "RMSNorm", "ReLU", "Sequential",
            "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init",
-           "parameter"]
+           "parameter", "utils"]
+
+from . import activation, batchnorm, rnn, transformer, upsampling, padding  # noqa: E402
+from .activation import *  # noqa: F401,F403,E402
+from .batchnorm import *  # noqa: F401,F403,E402
+from .rnn import *  # noqa: F401,F403,E402
+from .transformer import *  # noqa: F401,F403,E402
+from .upsampling import *  # noqa: F401,F403,E402
+from .padding import *  # noqa: F401,F403,E402
+for _m in (activation, batchnorm, rnn, transformer, upsampling, padding):
+    __all__ += _m.__all__
+del _m
 
 __getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)

@@ -7,6 +7,11 @@ from ._functional_linear import *  # noqa: F401,F403
 from ._functional_loss import *  # noqa: F401,F403
 from ._functional_conv import *  # noqa: F401,F403
 from ._functional_norm import *  # noqa: F401,F403
+from ._functional_activation import *  # noqa: F401,F403
+from ._functional_batchnorm import *  # noqa: F401,F403
+from ._functional_rnn import *  # noqa: F401,F403
+from ._functional_attention import *  # noqa: F401,F403
+from ._functional_spatial import *  # noqa: F401,F403
 
 
 def _get_softmax_dim(name, ndim, stacklevel):

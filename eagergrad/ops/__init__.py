@@ -6,6 +6,8 @@ Python operators.
 """
 from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
 from . import sorting as O, loss as X, norm as N, conv as V  # noqa: F401
+from . import activation as A, batchnorm as B, rnn as RN, attention as AT  # noqa: F401
+from . import spatial as SP  # noqa: F401
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
 from ._table import OPS, defop, call_op
@@ -27,7 +29,7 @@ GRAD_OPS.to = S.to
 GRAD_OPS.clone = S.clone
 
 FUNCTIONS = {}
-for _mod in (P, R, L, S, I, O, X, N, V):
+for _mod in (P, R, L, S, I, O, X, N, V, A, B, RN, AT, SP):
     for _k, _v in vars(_mod).items():
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):

@@ -1,0 +1,2 @@
+"""torch.nn.functional: F scaled_dot_product_attention, multi_head_attention_forward."""
+__all__ = []

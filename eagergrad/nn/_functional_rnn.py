@@ -1,0 +1,2 @@
+"""torch.nn.functional: F recurrent helpers."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: activation modules."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: padding modules."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: RNN/LSTM/GRU and cells."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: MultiheadAttention and Transformer layers."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: Upsample modules."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn.utils.parametrizations: weight_norm, spectral_norm, orthogonal as parametrizations."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn.utils.parametrize: register_parametrization, remove_parametrizations, cached."""
+__all__ = []

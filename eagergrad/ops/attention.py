@@ -1,0 +1,1 @@
+"""Attention as op-table entries (ScaledDotProductFlashAttentionForCpuBackward0, as torch records on CPU)."""

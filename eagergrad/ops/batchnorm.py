@@ -1,0 +1,1 @@
+"""Batch and group normalization as op-table entries (NativeBatchNormBackward0, NativeGroupNormBackward0)."""

@@ -1,0 +1,8 @@
+"""Samples for the attention ops (merged into _samples.SAMPLES: lists under an existing op
+name are appended to it), same format as _samples.py; SPECIAL: samples at their special
+points (merged into test_special_points.SPECIAL)."""
+from _samples import S, F, C, V, I  # noqa: F401
+
+SAMPLES = {}
+
+SPECIAL = {}
