@@ -37,14 +37,16 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init",
            "parameter", "utils"]
 
-from . import activation, batchnorm, rnn, transformer, upsampling, padding  # noqa: E402
+from . import activation, batchnorm, rnn, transformer, upsampling, padding, lazy, distance  # noqa: E402,E501
 from .activation import *  # noqa: F401,F403,E402
 from .batchnorm import *  # noqa: F401,F403,E402
 from .rnn import *  # noqa: F401,F403,E402
 from .transformer import *  # noqa: F401,F403,E402
 from .upsampling import *  # noqa: F401,F403,E402
 from .padding import *  # noqa: F401,F403,E402
-for _m in (activation, batchnorm, rnn, transformer, upsampling, padding):
+from .lazy import *  # noqa: F401,F403,E402
+from .distance import *  # noqa: F401,F403,E402
+for _m in (activation, batchnorm, rnn, transformer, upsampling, padding, lazy, distance):
     __all__ += _m.__all__
 del _m
 

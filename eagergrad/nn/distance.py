@@ -1,0 +1,2 @@
+"""torch.nn: PairwiseDistance, CosineSimilarity."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""torch.nn: LazyModuleMixin and the lazy layers."""
+__all__ = []
