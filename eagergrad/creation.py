@@ -8,12 +8,18 @@ import numpy as np
 
 from . import _dtypes as D
 from ._cache import keyed
-from .device import device as _device
-from .tensor import Tensor, _make
+from .device import _jax_devices, default as _default_device, device as _device
+from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
 
 
 def _finish(arr, dtype, device, requires_grad):
     return _requiring_grad(_make(_put(arr, device)), requires_grad)
+
+
+def _dev(device):
+    """The device a factory puts its tensor on: `device`, else the default device (None:
+    jax's default)."""
+    return device if device is not None else _default_device()
 
 
 def _requiring_grad(t, requires_grad):
@@ -122,6 +128,7 @@ def _dt(dtype, default=None):
 
 def _filled(fill, size, dtype, device, requires_grad):
     dt = _dt(dtype)
+    device = _dev(device)
     key = ("full", size, type(fill), keyed(fill), dt, device)
     arr = _consts.get(key)
     if arr is None:
@@ -130,6 +137,7 @@ def _filled(fill, size, dtype, device, requires_grad):
 
 
 def _put(arr, device):
+    device = _dev(device)
     return arr if device is None else jax.device_put(arr, _device(device).jax)
 
 
@@ -205,6 +213,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dt = D.as_dtype(dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    device = _dev(device)
     key = ("arange", *((type(v), v) for v in vals), dt, device)
     arr = _consts.get(key)
     if arr is None:
@@ -262,6 +271,9 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
+        if self.device.type == "cuda" and not _jax_devices("gpu"):
+            raise RuntimeError("Cannot get CUDA generator without ATen_cuda library. "
+                               + _NO_CUDA_LIBRARY.split(". ", 1)[1])
         self._seed = 67280421310721  # torch's default seed of a new Generator
         self._key = None
 
@@ -302,6 +314,7 @@ class Generator:
 
 class _Rng(threading.local):
     key = None
+    seed = None  # a DataLoader worker thread's own seed (its stream is its own)
 
 
 _rng = _Rng()
@@ -310,6 +323,8 @@ _global_seed = [0]
 
 def manual_seed(seed):
     """Seed the global generator (jax keys; the streams differ from torch's)."""
+    if _rng.seed is not None:  # in a DataLoader worker: its own generator, as a process's
+        return seed_thread(seed)
     _global_seed[0] = int(seed)
     with jax.ensure_compile_time_eval():
         _rng.key = jax.random.PRNGKey(int(seed))
@@ -319,8 +334,17 @@ def manual_seed(seed):
 seed = manual_seed
 
 
+def seed_thread(seed):
+    """Give the calling thread a generator of its own seeded with `seed` (DataLoader workers
+    are threads standing in for torch's worker processes)."""
+    _rng.seed = int(seed)
+    with jax.ensure_compile_time_eval():
+        _rng.key = jax.random.PRNGKey(int(seed) & 0xFFFFFFFFFFFFFFFF)
+    return _rng.seed
+
+
 def initial_seed():
-    return _global_seed[0]
+    return _global_seed[0] if _rng.seed is None else _rng.seed
 
 
 def get_rng_state():
@@ -413,9 +437,88 @@ def randint_like(input, low, high=None, *, dtype=None, device=None, requires_gra
 
 def _legacy_new(cls, *args, **kwargs):
     """The legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): default dtype."""
-    if len(args) == 1 and not isinstance(args[0], int):
-        return tensor(args[0], dtype=D.get_default_dtype())
-    return empty(*args)
+    return _legacy(D.get_default_dtype(), args, kwargs, any_tensor=True)
+
+
+def _legacy(dt, args, kwargs, any_tensor=False):
+    """torch's legacy constructors (torch.Tensor, torch.FloatTensor, ...): () an empty
+    tensor; sizes an uninitialized (here zero-filled) one; a tensor of the dtype an alias of
+    it; else data, as torch.tensor(data, dtype=dt)."""
+    device = kwargs.pop("device", None)
+    if kwargs:
+        names = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__module__}."
+                                                             f"{type(v).__name__}"
+                                                             for k, v in kwargs.items()])
+        raise TypeError(f"new() received an invalid combination of arguments - got ({names})")
+    if device is not None and _device(device).type != "cpu":
+        raise RuntimeError("legacy constructor expects device type: cpu but device type: "
+                           f"{_device(device).type} was passed")
+    if not args:
+        return empty(0, dtype=dt, device=device)
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, Tensor):
+            if a.dtype is not dt and not any_tensor:  # (torch.Tensor(t) keeps t's dtype)
+                raise TypeError(f"expected {_options(dt)} (got {_options(a.dtype)})")
+            return a.view(a._shape) if a.requires_grad else a.detach()
+        if type(a).__name__ == "Size" or (isinstance(a, int) and not isinstance(a, bool)):
+            return empty(*((a,) if isinstance(a, int) else a), dtype=dt, device=device)
+        if isinstance(a, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if not isinstance(a, (list, tuple, np.ndarray)) and not hasattr(a, "__array__"):
+            raise TypeError(f"new(): data must be a sequence (got {_qual(a)})")
+        return tensor(a, dtype=dt, device=device)
+    for i, a in enumerate(args):
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {i + 1} "
+                            f"with error \"type must be tuple of ints,but got "
+                            f"{type(a).__name__}\"")
+    return empty(*args, dtype=dt, device=device)
+
+
+def _qual(x):
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def _options(dt):
+    return (f"TensorOptions(dtype={dt.cpp_name}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+class tensortype(type):
+    """The metaclass of the legacy tensor types: `FloatTensor(...)` constructs a float32
+    tensor, and `isinstance(t, FloatTensor)` asks for t's dtype and device, as in torch.
+
+    >>> import eagergrad as torch
+    >>> t = torch.LongTensor([1, 2])
+    >>> t.dtype, isinstance(t, torch.LongTensor), isinstance(t, torch.FloatTensor)
+    (torch.int64, True, False)
+    """
+
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+                and (obj.device.type == "cuda") == cls.is_cuda)
+
+    def __call__(cls, *args, **kwargs):
+        if cls.is_cuda:
+            from . import cuda
+            if not cuda.is_available():
+                raise TypeError(f"type torch.cuda.{cls.__name__} not available. "
+                                "Torch not compiled with CUDA enabled.")
+            return _legacy(cls.dtype, args, {}).to(kwargs.pop("device", "cuda"))
+        return _legacy(cls.dtype, args, kwargs)
+
+
+def _legacy_types(is_cuda):
+    return {f"{d.scalar_name}Tensor": tensortype(
+        f"{d.scalar_name}Tensor", (), {"dtype": d, "is_cuda": is_cuda, "is_sparse": False,
+                                       "__module__": "eagergrad.cuda" if is_cuda else "eagergrad"})
+        for d in D.ALL if not d.is_complex}
+
+
+LEGACY_TYPES = _legacy_types(False)
+CUDA_LEGACY_TYPES = _legacy_types(True)
 
 
 def _reduce_ex(self, proto):

@@ -30,15 +30,18 @@ def is_initialized():
     return is_available()
 
 
-def current_device():
+def _need_cuda():
     if not is_available():
         raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def current_device():
+    _need_cuda()
     return 0
 
 
 def get_device_name(device=None):
-    if not is_available():
-        raise AssertionError("Torch not compiled with CUDA enabled")
+    _need_cuda()
     return _gpus()[0].device_kind
 
 
@@ -51,8 +54,33 @@ def manual_seed_all(seed):
 
 
 def synchronize(device=None):
-    """Wait for every computation queued on the devices (jax's arrays are asynchronous)."""
+    """Wait for every computation queued on the GPUs (jax's arrays are asynchronous)."""
+    _need_cuda()
     (jax.device_put(0.0) + 0).block_until_ready()
+
+
+def seed():
+    """Without CUDA torch silently ignores this; so does eagergrad."""
+
+
+def seed_all():
+    """Without CUDA torch silently ignores this; so does eagergrad."""
+
+
+def initial_seed():
+    _need_cuda()
+    raise NotImplementedError("eagergrad does not implement torch.cuda.initial_seed yet")
+
+
+def memory_allocated(device=None):
+    """Bytes held by tensors on the GPU: 0 without one, as torch."""
+    if not is_available():
+        return 0
+    raise NotImplementedError("eagergrad does not implement torch.cuda.memory_allocated yet")
+
+
+def is_bf16_supported(including_emulation=True):
+    return is_available()
 
 
 def empty_cache():

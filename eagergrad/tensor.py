@@ -8,7 +8,7 @@ from ._mode import STATE
 from ._repr import tensor_repr
 from ._storage import Storage, VersionCounter, contiguous_strides, view_of, write_into
 from .size import Size
-from .device import device_of
+from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
 
 _new = object.__new__
 
@@ -55,6 +55,7 @@ def _wrap_outputs(op, tensors, attrs, out):
 
 # Why a view may not be modified in place with autograd (torch's CreationMeta)
 NO_GRAD_MODE, MULTI_OUTPUT, INFERENCE_MODE = "no_grad", "multi_output", "inference"
+IN_CUSTOM_FUNCTION = "in_custom_function"
 
 
 def _make_view(src, arr, op, attrs, idx):
@@ -179,6 +180,68 @@ class Tensor:
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        d = self.device
+        return -1 if d.type == "cpu" else d.index
+
+    def cpu(self, memory_format=None):
+        """This tensor on the CPU: itself when it is there already, as torch."""
+        return self if self.device.type == "cpu" else self.to("cpu")
+
+    def is_pinned(self, device=None):
+        return False
+
+    def pin_memory(self, device=None):
+        if not _jax_gpus():
+            raise RuntimeError(NO_ACCELERATOR)
+        return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """A copy on the GPU; without one, torch's errors."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            if not _jax_gpus():
+                raise RuntimeError(NO_ACCELERATOR)
+            device = _device("cuda", device)
+        device = _device("cuda" if device is None else device)
+        if device.type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        return self.to(device.available())
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no argument, the legacy type name ('torch.FloatTensor'); with a dtype, a type
+        name or a legacy type class, this tensor cast to it (itself if it already is).
+
+        >>> import eagergrad as torch
+        >>> t = torch.zeros(2)
+        >>> t.type(), t.type(torch.int64).type(), t.type("torch.DoubleTensor").dtype
+        ('torch.FloatTensor', 'torch.LongTensor', torch.float64)
+        """
+        if dtype is None:
+            dtype = kwargs.pop("dtype", None)
+        if dtype is None:
+            cuda = "cuda." if self.device.type == "cuda" else ""
+            return f"torch.{cuda}{self.dtype.scalar_name}Tensor"
+        if isinstance(dtype, str):
+            dt, cuda = _legacy_type_name(dtype)
+        elif isinstance(dtype, D.dtype):
+            dt, cuda = dtype, self.device.type == "cuda"
+        elif dtype is Tensor:
+            dt, cuda = D.get_default_dtype(), False
+        elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
+            dt, cuda = dtype.dtype, dtype.is_cuda
+        else:
+            raise TypeError("dtype must be a type, str, or dtype object")
+        if cuda and not _jax_gpus():
+            raise RuntimeError(_NO_CUDA_LIBRARY)
+        out = self.to(dt)
+        if cuda != (self.device.type == "cuda"):
+            out = out.to("cuda" if cuda else "cpu")
+        return out
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -391,6 +454,36 @@ class Tensor:
         if self.grad is not None:
             t.grad = self.grad.clone()
         return t
+
+
+_NO_CUDA_LIBRARY = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by "
+    "the dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library.")
+_SCALAR_NAMES = {d.scalar_name: d for d in D.ALL}
+
+
+def _jax_gpus():
+    return _jax_devices("gpu")
+
+
+def _legacy_type_name(name):
+    """(dtype, is_cuda) of 'torch.FloatTensor', 'torch.cuda.LongTensor', 'torch.Tensor'."""
+    parts = name.split(".")
+    cuda = len(parts) == 3 and parts[1] == "cuda"
+    if parts[0] in ("torch", "eagergrad") and len(parts) in (2, 3) and (len(parts) == 2 or cuda):
+        last = parts[-1]
+        if last == "Tensor" and not cuda:
+            return D.get_default_dtype(), False
+        if last.endswith("Tensor") and last[:-6] in _SCALAR_NAMES:
+            return _SCALAR_NAMES[last[:-6]], cuda
+    raise ValueError(f"invalid type: '{name}'")
 
 
 def _wrap_dim(dim, ndim):

@@ -90,15 +90,6 @@ def _cast(dt):
     return f
 
 
-def _cpu(self):
-    return S.to(self, "cpu")
-
-
-def _cuda(self, device=None, non_blocking=False):
-    return S.to(self, "cuda" if device is None else
-                (f"cuda:{device}" if isinstance(device, int) else device))
-
-
 def _real(self):
     return S.real(self)
 
@@ -158,8 +149,6 @@ def bind_methods(Tensor):
                      ("short", D.int16), ("bool", D.bool_), ("byte", D.uint8),
                      ("cfloat", D.complex64), ("cdouble", D.complex128)):
         setattr(Tensor, name, _cast(dt))
-    Tensor.cpu = _cpu
-    Tensor.cuda = _cuda
     ops = dict(
         __add__=P.add, __radd__=P.add, __iadd__=Tensor.add_,
         __sub__=P.sub, __rsub__=P.rsub, __isub__=Tensor.sub_,

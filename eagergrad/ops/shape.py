@@ -518,7 +518,7 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
         D.warn_if_discarding_imag(input.dtype, D.as_dtype(dtype))
         out = call_op(TO_COPY, (input,), (D.as_dtype(dtype), None))
     if device is not None and _device(device) != input.device:
-        out = call_op(TO_COPY, (out,), (out.dtype, _device(device)))  # differentiable copy
+        out = call_op(TO_COPY, (out,), (out.dtype, _device(device).available()))  # a copy
     if copy and out is input:
         out = clone(input)
     return out

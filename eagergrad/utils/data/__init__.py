@@ -1,4 +1,5 @@
-"""eagergrad.utils.data: torch.utils.data's datasets, samplers, DataLoader (in-process).
+"""eagergrad.utils.data: torch.utils.data's datasets, samplers, DataLoader (workers are
+threads).
 
 >>> import eagergrad as torch
 >>> from eagergrad.utils.data import DataLoader, TensorDataset
@@ -9,12 +10,16 @@
 """
 from ..._torch_names import module_getattr
 from ._collate import default_collate, default_convert
+from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
+                      TensorDataset, random_split)
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler, WeightedRandomSampler)
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
-           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "default_collate", "default_convert", "random_split"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
+           "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+           "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split"]
 
 __getattr__ = module_getattr("eagergrad.utils.data", "torch.utils.data")

@@ -19,7 +19,20 @@ _ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dic
 
 
 def _collate_tensor(batch, *, collate_fn_map=None):
+    for i, t in enumerate(batch):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     return _F["stack"](batch, 0)
+
+
+def _check_scalars(batch):
+    """torch.tensor(batch)'s errors for a batch of numbers mixed with other things."""
+    for x in batch:
+        if isinstance(x, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        if isinstance(x, Tensor) and x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
 
 
 def _collate_numpy_array(batch, *, collate_fn_map=None):
@@ -33,10 +46,12 @@ def _collate_numpy_scalar(batch, *, collate_fn_map=None):
 
 
 def _collate_float(batch, *, collate_fn_map=None):
+    _check_scalars(batch)
     return creation.tensor(batch, dtype=D.float64)
 
 
 def _collate_int(batch, *, collate_fn_map=None):
+    _check_scalars(batch)
     return creation.tensor(batch)
 
 

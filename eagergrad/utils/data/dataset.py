@@ -4,20 +4,26 @@ import bisect
 import itertools
 import math
 import warnings
+from collections.abc import Iterable
+from typing import Generic, TypeVar
 
 from .sampler import _randperm
 
+_T_co = TypeVar("_T_co", covariant=True)
+
 __all__ = [
+    "ChainDataset",
     "ConcatDataset",
     "Dataset",
     "IterableDataset",
+    "StackDataset",
     "Subset",
     "TensorDataset",
     "random_split",
 ]
 
 
-class Dataset:
+class Dataset(Generic[_T_co]):
     """A map-style dataset: `__getitem__(index)` (and usually `__len__`); `a + b` concatenates.
 
     >>> class Squares(Dataset):
@@ -34,7 +40,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable):
     """A dataset given by `__iter__` (a stream of samples).
 
     >>> class Count(IterableDataset):
@@ -44,8 +50,95 @@ class IterableDataset(Dataset):
     """
 
     def __add__(self, other):
-        from ..._torch_names import missing
-        raise missing("torch.utils.data.ChainDataset")
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """IterableDatasets one after another (lazily, at each iteration).
+
+    >>> class R(IterableDataset):
+    ...     def __init__(self, n): self.n = n
+    ...     def __iter__(self): return iter(range(self.n))
+    >>> list(ChainDataset([R(2), R(3)])), list(R(1) + R(2))
+    ([0, 1, 0, 1, 2], [0, 0, 1])
+    """
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples of several datasets of one length side by side: a tuple (positional
+    datasets) or a dict (keyword datasets) per index.
+
+    >>> StackDataset([1, 2], [3, 4])[1], StackDataset(a=[1, 2], b=[3, 4])[0]
+    ((2, 4), {'a': 1, 'b': 3})
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                                 "``kwargs``) like input/output, but both types are given.")
+            self._length = len(args[0])
+            if any(self._length != len(d) for d in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = args
+        elif kwargs:
+            tmp = list(kwargs.values())
+            self._length = len(tmp[0])
+            if any(self._length != len(d) for d in tmp):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        if isinstance(self.datasets, dict):
+            batch = [{} for _ in indices]
+            for k, d in self.datasets.items():
+                items = self._items(d, indices)
+                for data, s in zip(batch, items):
+                    data[k] = s
+            return batch
+        batch = [[] for _ in indices]
+        for d in self.datasets:
+            for data, s in zip(batch, self._items(d, indices)):
+                data.append(s)
+        return [tuple(s) for s in batch]
+
+    @staticmethod
+    def _items(d, indices):
+        if callable(getattr(d, "__getitems__", None)):
+            items = d.__getitems__(indices)
+            if len(items) != len(indices):
+                raise ValueError("Nested dataset's output size mismatch. Expected "
+                                 f"{len(indices)}, got {len(items)}")
+            return items
+        return [d[i] for i in indices]
+
+    def __len__(self):
+        return self._length
 
 
 class TensorDataset(Dataset):

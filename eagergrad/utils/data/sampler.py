@@ -1,9 +1,11 @@
 """Samplers: the order in which a DataLoader visits a map-style dataset."""
 import itertools
+from typing import Generic, TypeVar
 
 import jax
 import numpy as np
 
+from ... import _dtypes as D
 from ... import creation
 
 __all__ = [
@@ -12,6 +14,7 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "SubsetRandomSampler",
+    "WeightedRandomSampler",
 ]
 
 
@@ -28,7 +31,10 @@ def _randint(high, size, generator=None):
     return np.asarray(jax.random.randint(key, (size,), 0, high)).tolist()
 
 
-class Sampler:
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
     """Base class: `__iter__` yields dataset indices (or lists of them)."""
 
     def __init__(self, data_source=None):
@@ -109,6 +115,53 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices drawn with probabilities proportional to `weights` (as
+    torch.multinomial; from eagergrad's generator, not torch's sequence).
+
+    >>> s = list(WeightedRandomSampler([0.0, 1.0, 0.0], 3))
+    >>> s
+    [1, 1, 1]
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
+                num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        w = creation.as_tensor(weights, dtype=D.float64)
+        if w.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        w = np.asarray(self.weights.detach().numpy(), np.float64)
+        n = self.num_samples
+        if not self.replacement and n > w.size:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        if (w < 0).any() or not np.isfinite(w).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not self.replacement and np.count_nonzero(w) < n:
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        # numpy's sampler seeded by the next key of eagergrad's stream (no jax compile)
+        rng = np.random.default_rng(np.asarray(creation._next_key(self.generator)))
+        yield from rng.choice(w.size, n, replace=self.replacement, p=w / w.sum()).tolist()
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
