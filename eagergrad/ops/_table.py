@@ -222,7 +222,7 @@ class OpDef:
     """One row of the op table."""
 
     def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff,
-                 saved_meta=None, complex_error=None):
+                 saved_meta=None, complex_error=None, dynamic=()):
         self.name = name
         self.kernel = kernel if complex_error is None else _no_complex(kernel, complex_error)
         self.inputs = inputs
@@ -235,6 +235,10 @@ class OpDef:
         # keeps beside its tensors (sizes, strides), exposed as _saved_<name>
         self.meta_names, self.saved_meta = saved_meta or (frozenset(), None)
         self._fwd = {}
+        # dynamic: attributes passed to the kernel as traced scalars, so that one compiled
+        # kernel serves every value (select's index: a Dataset reads x[i] for every i)
+        self.dynamic = frozenset(attrs.index(k) for k in dynamic)
+        self._jit = {}
         self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
         self.simple = len(outputs) == 1 and view is None and not self.variadic
@@ -358,11 +362,22 @@ class OpDef:
         """The jitted kernel for `attrs`; donate: reusing its first argument's buffer."""
         key = ("donate", attrs) if donate else attrs
         f = self._fwd.get(key)
-        if f is None:  # (attrs may hold shapes: bounded)
-            f = put_bounded(self._fwd, key, jax.jit(functools.partial(
-                self.kernel, **dict(zip(self.attr_names, attrs))),
-                donate_argnums=0 if donate else ()), 256)
-        return f
+        if f is not None:
+            return f
+        if not self.dynamic:  # (attrs may hold shapes: bounded)
+            return put_bounded(self._fwd, key, self._compile(attrs, donate), 256)
+        static = tuple(None if i in self.dynamic else a for i, a in enumerate(attrs))
+        jkey = ("donate", static) if donate else static
+        j = self._jit.get(jkey)
+        if j is None:
+            j = put_bounded(self._jit, jkey, self._compile(static, donate), 256)
+        return put_bounded(self._fwd, key, functools.partial(j, **{
+            self.attr_names[i]: attrs[i] for i in self.dynamic}), 256)
+
+    def _compile(self, attrs, donate):
+        return jax.jit(functools.partial(self.kernel, **{
+            k: a for i, (k, a) in enumerate(zip(self.attr_names, attrs))
+            if i not in self.dynamic}), donate_argnums=0 if donate else ())
 
     def __repr__(self):
         return f"<op {self.name} -> {self.Node.__name__}>"
@@ -384,20 +399,23 @@ def _no_complex(kernel, error):
 
 
 def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
-          view=None, nondiff=(), saved_meta=None, complex_error=None, **formulas):
+          view=None, nondiff=(), saved_meta=None, complex_error=None, dynamic=(),
+          **formulas):
     """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
 
     node defaults to CamelCase(name) + "Backward0"; formulas are keyword arguments
     named after the differentiable inputs. saved_meta: (names, fn(tensors, needs_grad))
     for plain values torch's node keeps besides tensors (`_saved_self_sym_sizes`).
     complex_error: (exception type, message with "{}" for the dtype's scalar name) that
-    torch raises for complex inputs.
+    torch raises for complex inputs. dynamic: names of integer attributes the kernel
+    takes as traced scalars (one compiled kernel for all their values).
     """
     if node is None:
         node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
     op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
                view, frozenset(nondiff),
-               saved_meta and (frozenset(saved_meta[0]), saved_meta[1]), complex_error)
+               saved_meta and (frozenset(saved_meta[0]), saved_meta[1]), complex_error,
+               tuple(dynamic))
     OPS[name] = op
     return op
 

@@ -303,8 +303,8 @@ SELECT_BACKWARD = defop("select_backward", lambda grad_output, input_sizes, dim,
                         node="SelectBackwardBackward0",
                         grad_output=lambda grad, dim, index: grad.select(dim, index))
 SELECT = defop("select", lambda self, dim, index, self_sym_sizes:
-               lax.index_in_dim(self, index, dim, keepdims=False),
-               attrs=("dim", "index", "self_sym_sizes"), view=_select_meta,
+               lax.dynamic_index_in_dim(self, index, dim, keepdims=False),
+               attrs=("dim", "index", "self_sym_sizes"), view=_select_meta, dynamic=("index",),
                self=lambda grad, dim, index, self_sym_sizes:
                call_op(SELECT_BACKWARD, (grad,), (self_sym_sizes, dim, index)))
 
