@@ -1,5 +1,7 @@
-"""`python -m eagergrad demo`: train a small classifier written the PyTorch way on two
-spirals, then check one step's gradients against jax.grad of the same code; then fit a
+"""`python -m eagergrad demo`: train a small classifier written the PyTorch way (an
+nn.Module, CrossEntropyLoss, optim.Adam, a shuffling DataLoader; a tqdm progress bar on a
+terminal, one line per epoch otherwise) on two spirals, then check its gradients against
+jax.grad of the same code; then fit a
 complex linear system with plain `z -= lr * z.grad` (torch's conjugate Wirtinger
 convention makes that gradient descent) and crosscheck its gradient against JAX."""
 import math
@@ -24,73 +26,86 @@ def two_spirals(n_per_class=256, noise=0.15, seed=0):
     return x[perm].astype(np.float32), y[perm]
 
 
-def init_params(sizes=(2, 64, 64, 2), seed=0):
-    rs = np.random.RandomState(seed)
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / math.sqrt(fan_in)
-        params.append(rs.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
-        params.append(rs.uniform(-bound, bound, (fan_out,)).astype(np.float32))
-    return params
+class Classifier(torch.nn.Module):
+    """A 2-64-64-2 tanh MLP, written as any PyTorch model is."""
+
+    def __init__(self, sizes=(2, 64, 64, 2)):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            torch.nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, x):
+        return functional_forward([p for m in self.layers for p in (m.weight, m.bias)], x)
 
 
-def forward(params, x):
+def functional_forward(params, x):
+    """The classifier's forward on explicit (weight, bias, ...) tensors."""
     h = x
     for i in range(0, len(params), 2):
-        h = h @ params[i] + params[i + 1]
+        h = torch.nn.functional.linear(h, params[i], params[i + 1])
         if i + 2 < len(params):
             h = h.tanh()
     return h
 
 
 def loss_fn(params, x, y):
-    """Mean cross-entropy, written with torch-style tensor ops."""
-    logp = forward(params, x).log_softmax(1)
-    return -logp.gather(1, y.unsqueeze(1)).mean()
+    """Mean cross-entropy of the classifier with these parameters."""
+    return torch.nn.functional.cross_entropy(functional_forward(params, x), y)
 
 
-def _bar(done, total, width=24):
-    n = int(width * done / total)
-    return "[" + "#" * n + "." * (width - n) + "]"
+def _progress(epoch, epochs, steps, out):
+    """A tqdm bar over one epoch's steps when `out` is a terminal, else nothing (the
+    epoch's summary line is printed either way)."""
+    if not (hasattr(out, "isatty") and out.isatty()):
+        return None
+    from tqdm import tqdm
+    return tqdm(total=steps, desc=f"epoch {epoch:3d}/{epochs}", file=out, leave=False,
+                ncols=80)
 
 
-def train(epochs=60, batch=64, lr=0.1, momentum=0.9, out=sys.stdout):
+def train(epochs=60, batch=64, lr=0.01, out=sys.stdout, seed=0):
+    torch.manual_seed(seed)
     x_np, y_np = two_spirals()
-    x, y = torch.from_numpy(x_np), torch.from_numpy(y_np)
-    params = [torch.tensor(p, requires_grad=True) for p in init_params()]
-    velocity = [torch.zeros_like(p) for p in params]
-    steps = (len(y_np) + batch - 1) // batch
+    data = torch.utils.data.TensorDataset(torch.from_numpy(x_np), torch.from_numpy(y_np))
+    loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
+    model = Classifier()
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    x, y = data.tensors
     acc = 0.0
     for epoch in range(1, epochs + 1):
         t0 = time.perf_counter()
         total = 0.0
-        for s in range(steps):
-            xb, yb = x[s * batch:(s + 1) * batch], y[s * batch:(s + 1) * batch]
-            loss = loss_fn(params, xb, yb)
-            for p in params:
-                p.grad = None
+        bar = _progress(epoch, epochs, len(loader), out)
+        model.train()
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
             loss.backward()
-            with torch.no_grad():  # SGD with momentum, as torch.optim.SGD does it
-                for p, v in zip(params, velocity):
-                    v.mul_(momentum).add_(p.grad)
-                    p -= lr * v
+            optimizer.step()
             total += loss.item() * len(yb)
-            out.write(f"\repoch {epoch:3d}/{epochs} {_bar(s + 1, steps)}")
-            out.flush()
+            if bar is not None:
+                bar.set_postfix(loss=f"{loss.item():.4f}")
+                bar.update()
+        if bar is not None:
+            bar.close()
+        model.eval()
         with torch.no_grad():
-            acc = (forward(params, x).argmax(1) == y).float().mean().item()
-        out.write(f"\repoch {epoch:3d}/{epochs} {_bar(steps, steps)} loss {total / len(y_np):.4f}"
-                  f"  accuracy {acc:6.2%}  ({time.perf_counter() - t0:.2f}s)\n")
-    return params, x, y, acc
+            acc = (model(x).argmax(1) == y).float().mean().item()
+        out.write(f"epoch {epoch:3d}/{epochs}  loss {total / len(y_np):.4f}  "
+                  f"accuracy {acc:6.2%}  ({time.perf_counter() - t0:.2f}s)\n")
+        out.flush()
+    return model, x, y, acc
 
 
-def cross_check(params, x, y):
-    """Max relative difference between eagergrad's backward and jax.grad of the same
-    loss_fn run on jax tracers."""
-    leaves = [p.detach().requires_grad_() for p in params]
-    loss_fn(leaves, x, y).backward()
-    eager = [p.grad.jax() for p in leaves]
-    arrays = [p.jax() for p in params]
+def cross_check(model, x, y):
+    """Max relative difference between eagergrad's backward through the model and
+    jax.grad of the same loss run on jax tracers."""
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    params = list(model.parameters())
+    eager = [p.grad.jax() for p in params]
+    arrays = [p.detach().jax() for p in params]
     jax_grads = jax.jit(jax.grad(torch.jaxify(loss_fn)))(arrays, x.jax(), y.jax())
     worst = 0.0
     for a, b in zip(eager, jax_grads):
@@ -131,9 +146,10 @@ def fit_complex(steps=400, lr=0.15, out=sys.stdout):
 
 
 def main(argv=()):
-    print("eagergrad demo: a 2-64-64-2 tanh MLP on two spirals, trained the PyTorch way")
-    params, x, y, acc = train()
-    diff = cross_check(params, x, y)
+    print("eagergrad demo: a 2-64-64-2 tanh MLP (nn.Module, CrossEntropyLoss, optim.Adam,"
+          " DataLoader) on two spirals")
+    model, x, y, acc = train()
+    diff = cross_check(model, x, y)
     print(f"final accuracy {acc:.2%}")
     print(f"gradient cross-check vs jax.grad: max relative difference {diff:.2e}")
     if not diff <= 1e-4:

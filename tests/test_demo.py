@@ -16,6 +16,9 @@ def test_demo_runs_and_passes_its_checks():
     assert r.returncode == 0, r.stderr[-2000:]
     out = r.stdout
     assert "final accuracy" in out and "complex least squares" in out
+    epochs = [ln for ln in out.splitlines() if ln.startswith("epoch")]
+    assert len(epochs) == 60 and "\r" not in out  # not a terminal: a line per epoch, no bar
+    assert float(out.split("final accuracy ")[1].split("%")[0]) > 95
     assert "crosscheck of <lambda>, order 1: OK" in out and out.rstrip().endswith("OK")
 
 
@@ -35,3 +38,17 @@ def test_complex_descent_needs_torchs_convention():
         with torch.no_grad():
             zc -= 0.15 * zc.grad.conj()
     assert np.linalg.norm(zc.detach().numpy() - z_true) / np.linalg.norm(z_true) > 0.1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_terminal_gets_a_tqdm_bar_per_epoch():
+    out = _Terminal()
+    demo.train(epochs=2, out=out)
+    text = out.getvalue()
+    assert "/8 [" in text and "it/s" in text and "loss=" in text  # tqdm's bar and postfix
+    summaries = [ln for ln in text.replace("\n", "\r").split("\r") if "accuracy" in ln]
+    assert [ln.split()[1] for ln in summaries] == ["1/2", "2/2"]
