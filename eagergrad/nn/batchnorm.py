@@ -1,2 +1,277 @@
-"""torch.nn: BatchNorm/InstanceNorm modules."""
-__all__ = []
+"""torch.nn: BatchNorm1d/2d/3d and InstanceNorm1d/2d/3d (torch's parameters, buffers,
+state_dict keys, repr and forward); also re-exports GroupNorm and the feature / alpha
+dropout modules (defined in normalization.py and dropout.py)."""
+import warnings
+
+from .. import _dtypes as D
+from ..creation import empty, ones, tensor, zeros
+from . import functional as F
+from . import init
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .module import Module
+from .normalization import GroupNorm
+from .parameter import Parameter
+
+__all__ = ["AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d",
+           "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d"]
+
+
+class _NormBase(Module):
+    """Common base of batch and instance norm: weight / bias (ones / zeros) when affine,
+    running_mean / running_var / num_batches_tracked buffers when tracking."""
+
+    __module__ = "eagergrad.nn.modules.batchnorm"
+    _version = 2
+    __constants__ = ("track_running_stats", "momentum", "eps", "num_features", "affine")
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = Parameter(empty(num_features, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(empty(num_features, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, **factory_kwargs))
+            self.register_buffer("running_var", ones(num_features, **factory_kwargs))
+            self.register_buffer("num_batches_tracked",
+                                 tensor(0, dtype=D.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            # version 2 added num_batches_tracked (default 0)
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked
+                                   is not None else tensor(0, dtype=D.int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    __module__ = "eagergrad.nn.modules.batchnorm"
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                # (a tensor, not torch's float(): stays traced under jax.jit)
+                factor = 1.0 / self.num_batches_tracked.to(D.float64)
+        if self.training:
+            bn_training = True
+        else:
+            bn_training = self.running_mean is None and self.running_var is None
+        use = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use else None,
+                            self.running_var if use else None, self.weight, self.bias,
+                            bn_training, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L) inputs: per channel, normalized by the batch
+    statistics in training (running stats updated) and by the running stats in eval.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.BatchNorm1d(2)
+    >>> m
+    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> m(torch.tensor([[1.0, 0.0], [3.0, 2.0]])).shape
+    torch.Size([2, 2])
+    >>> m.running_mean
+    tensor([0.2000, 0.1000])
+    """
+
+    __module__ = "eagergrad.nn.modules.batchnorm"
+
+    def _check_input_dim(self, input):
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W) inputs.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.BatchNorm2d(3, momentum=None, affine=False)
+    BatchNorm2d(3, eps=1e-05, momentum=None, affine=False, bias=False, track_running_stats=True)
+    """
+
+    __module__ = "eagergrad.nn.modules.batchnorm"
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) inputs.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.BatchNorm3d(3).num_batches_tracked
+    tensor(0)
+    """
+
+    __module__ = "eagergrad.nn.modules.batchnorm"
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    __module__ = "eagergrad.nn.modules.instancenorm"
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         device=device, dtype=dtype, bias=bias)
+
+    def _get_no_batch_dim(self):
+        raise NotImplementedError
+
+    def _handle_no_batch_input(self, input):
+        return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+
+    def _apply_instance_norm(self, input):
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                               self.bias, self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        version = local_metadata.get("version", None)
+        # version 1 removed running_mean / running_var when track_running_stats=False
+        if version is None and not self.track_running_stats:
+            keys = [prefix + n for n in ("running_mean", "running_var")
+                    if prefix + n in state_dict]
+            if keys:
+                klass = self.__class__.__name__
+                error_msgs.append(
+                    "Unexpected running stats buffer(s) {names} for {klass} "
+                    "with track_running_stats=False. If state_dict is a "
+                    "checkpoint saved before 0.4.0, this may be expected "
+                    "because {klass} does not track running stats by default "
+                    "since 0.4.0. Please remove these keys from state_dict. If "
+                    "the running stats are actually needed, instead set "
+                    "track_running_stats=True in {klass} to enable them. See "
+                    "the documentation of {klass} for details.".format(
+                        names=" and ".join(f'"{k}"' for k in keys), klass=klass))
+                for k in keys:
+                    state_dict.pop(k)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._get_no_batch_dim()
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                          "You can silence this warning by not passing in num_features, "
+                          "which is not used because affine=False", stacklevel=2)
+        if input.dim() == self._get_no_batch_dim():
+            return self._handle_no_batch_input(input)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or (C, L) inputs: each channel of each sample by its
+    own statistics.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.InstanceNorm1d(1, eps=0.0)
+    >>> m
+    InstanceNorm1d(1, eps=0.0, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    >>> m(torch.tensor([[[1.0, 3.0]]]))
+    tensor([[[-1.,  1.]]])
+    """
+
+    __module__ = "eagergrad.nn.modules.instancenorm"
+
+    def _get_no_batch_dim(self):
+        return 2
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or (C, H, W) inputs.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.InstanceNorm2d(3, affine=True).weight.shape
+    torch.Size([3])
+    """
+
+    __module__ = "eagergrad.nn.modules.instancenorm"
+
+    def _get_no_batch_dim(self):
+        return 3
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or (C, D, H, W) inputs.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.InstanceNorm3d(3).running_mean is None
+    True
+    """
+
+    __module__ = "eagergrad.nn.modules.instancenorm"
+
+    def _get_no_batch_dim(self):
+        return 4
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")

@@ -1,4 +1,4 @@
-"""LayerNorm and RMSNorm: torch's parameters (ones/zeros), repr and forward."""
+"""LayerNorm, RMSNorm and GroupNorm: torch's parameters (ones/zeros), repr and forward."""
 import numbers
 
 from ..creation import empty
@@ -99,3 +99,54 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class GroupNorm(Module):
+    """Normalize each of `num_groups` groups of channels per sample, then scale by
+    `weight` (ones) and shift by `bias` (zeros) per channel.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.GroupNorm(1, 2, eps=0.0)
+    >>> m
+    GroupNorm(1, 2, eps=0.0, affine=True, bias=True)
+    >>> m(torch.tensor([[1.0, 3.0]]))
+    tensor([[-1.,  1.]], grad_fn=<NativeGroupNormBackward0>)
+    """
+
+    __module__ = "eagergrad.nn.modules.normalization"
+    __constants__ = ("num_groups", "num_channels", "eps", "affine")
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None, *, bias=True):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if self.affine:
+            self.weight = Parameter(empty(num_channels, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(empty(num_channels, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
