@@ -500,3 +500,16 @@ def test_tensor_from_jax_array_copies_and_infers_dtype():
     t.add_(1)
     np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0])  # jax arrays are immutable
     assert eg.as_tensor(a).dtype is eg.float64
+
+
+def test_select_compiles_one_kernel_for_every_index():
+    """A Dataset reads x[i] for each i: one compiled kernel serves them all (the index is
+    a traced scalar), and every value is torch's."""
+    from eagergrad.ops.shape import SELECT
+    x_np = np.arange(40.0).reshape(20, 2)
+    x = eg.tensor(x_np)
+    before = len(SELECT._jit)
+    for i in range(-20, 20):
+        np.testing.assert_array_equal(x[i].numpy(), torch.tensor(x_np)[i].numpy())
+        np.testing.assert_array_equal(x.select(1, i % 2).numpy(), x_np[:, i % 2])
+    assert len(SELECT._jit) - before <= 2  # (one per dim at most: dim is static)
