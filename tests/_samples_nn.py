@@ -214,3 +214,199 @@ LOSS_SAMPLES = {
     ],
 }
 SAMPLES.update(LOSS_SAMPLES)
+
+
+# ---- margin / embedding losses and distances (#12) -----------------------------------------
+def _mm_grad(m, x, **kw):
+    """The first-order gradient of multi_margin_loss, recorded (its backward's node)."""
+    loss = _nnf(m).multi_margin_loss(x, m.tensor([0, 3, 1]), **kw)
+    # a grad_output requiring grad: torch's NotImplemented node lists only edges that do
+    v = m.ones((), dtype=x.dtype, requires_grad=True)
+    return m.autograd.grad(loss, x, v, create_graph=True)[0]
+
+
+def _smb_grad(m, x, y):
+    """The first-order gradient of soft_margin_loss, recorded (SoftMarginLossBackward...)."""
+    loss = _nnf(m).soft_margin_loss(x, y)
+    return m.autograd.grad(loss, x, create_graph=True)[0]
+
+
+_MLM_T = [[0, 3, -1, 1], [1, 1, -1, 0], [2, 1, 0, 3]]
+
+
+def _mlm_grad(m, x):
+    loss = _nnf(m).multilabel_margin_loss(x, m.tensor(_MLM_T))
+    v = m.ones((), dtype=x.dtype, requires_grad=True)
+    return m.autograd.grad(loss, x, v, create_graph=True)[0]
+
+
+MARGIN_SAMPLES = {
+    "sub_scalar": [
+        S(lambda m, a, b, y: _nnf(m).cosine_embedding_loss(a, b, y, margin=0.2), F(3, 4),
+          F(3, 4), V([1.0, -1.0, -1.0], rg=False), name="cosine_embedding_loss"),
+        S(lambda m, a, b, y: _nnf(m).cosine_embedding_loss(a, b, y, reduction="none"), F(4),
+          F(4), V(-1.0, rg=False), name="cosine_embedding_loss 1-D, none"),
+    ],
+    "norm_scalaropt_dim": [
+        S(lambda m, a, b: _nnf(m).pairwise_distance(a, b), F(3, 4), F(3, 4),
+          name="pairwise_distance"),
+        S(lambda m, a, b: _nnf(m).pairwise_distance(a, b, p=1.5, keepdim=True), F(3, 4), F(4),
+          name="pairwise_distance p 1.5, broadcast, keepdim"),
+        S(lambda m, a, p, n: _nnf(m).triplet_margin_loss(a, p, n, swap=True, reduction="sum"),
+          F(3, 4), F(3, 4), F(3, 4), name="triplet_margin_loss swap"),
+    ],
+    "soft_margin_loss": [
+        S(lambda m, x, y: _nnf(m).soft_margin_loss(x, y), F(3, 4),
+          V([[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]], rg=False)),
+        S(lambda m, x, y: _nnf(m).soft_margin_loss(x, y, reduction="none"), F(2, 3),
+          F(2, 3, rg=False), name="none, real-valued target"),
+    ],
+    "soft_margin_loss_backward": [
+        S(lambda m, x, y: _nnf(m).soft_margin_loss(x, y, reduction="sum"), F(3, 4),
+          F(3, 4, rg=False), name="sum (double backward runs it)"),
+    ],
+    "multi_margin_loss": [
+        S(lambda m, x: _nnf(m).multi_margin_loss(x, m.tensor([0, 3, 1])), F(3, 4),
+          double_backward=False),
+        S(lambda m, x, w: _nnf(m).multi_margin_loss(x, m.tensor([2, 2, 0]), p=2, margin=0.5,
+                                                    weight=w, reduction="none"),
+          F(3, 4), F(4, lo=0.5, hi=2.0, rg=False), double_backward=False,
+          name="p 2, margin, weight, none"),
+        S(lambda m, x: _nnf(m).multi_margin_loss(x, m.tensor(1), reduction="sum"), F(3),
+          double_backward=False, name="1-D input, sum"),
+    ],
+    "multi_margin_loss_backward": [
+        S(_mm_grad, F(3, 4), backward_error="derivative for aten::multi_margin_loss_backward "
+          "is not implemented", name="its double backward is torch's NotImplemented"),
+    ],
+    "multilabel_margin_loss": [
+        S(lambda m, x: _nnf(m).multilabel_margin_loss(x, m.tensor(_MLM_T)), F(3, 4),
+          double_backward=False),
+        S(lambda m, x: _nnf(m).multilabel_margin_loss(x, m.tensor([2, 0, -1, 3]),
+                                                      reduction="none"),
+          F(4), double_backward=False, name="1-D, none"),
+    ],
+    "multilabel_margin_loss_backward": [
+        S(_mlm_grad, F(3, 4), backward_error="derivative for aten::multilabel_margin_loss_"
+          "backward is not implemented", name="its double backward is torch's "
+          "NotImplemented"),
+    ],
+    "clamp_min": [
+        S(lambda m, x, y: _nnf(m).hinge_embedding_loss(x, y, margin=0.5), F(3, 4),
+          V([[1.0, -1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0], [1.0, 1.0, -1.0, -1.0]],
+            rg=False), name="hinge_embedding_loss"),
+        S(lambda m, a, p, n: _nnf(m).triplet_margin_with_distance_loss(
+          a, p, n, distance_function=lambda x, y: 1 - _nnf(m).cosine_similarity(x, y)),
+          F(3, 4), F(3, 4), F(3, 4), name="triplet_margin_with_distance_loss, cosine"),
+    ],
+    "div": [
+        S(lambda m, x, y: _nnf(m).multilabel_soft_margin_loss(x, y), F(3, 4),
+          F(3, 4, lo=0.0, hi=1.0, rg=False), name="multilabel_soft_margin_loss"),
+        S(lambda m, a, b: _nnf(m).cosine_similarity(a, b, dim=0), F(3, 4), F(1, 4),
+          name="cosine_similarity dim 0, broadcast"),
+    ],
+}
+for _k, _v in MARGIN_SAMPLES.items():
+    SAMPLES.setdefault(_k, []).extend(_v)
+
+SPECIAL.update({
+    "sub_scalar": [S(lambda m, a, b, y: _nnf(m).cosine_embedding_loss(a, b, y, margin=0.5,
+                                                                       reduction="none"),
+                     V([[1.0, 0.0], [1.0, 1.0]]), V([[0.5, 0.8660254037844386], [1.0, 1.0]]),
+                     V([-1.0, -1.0], rg=False), jax=False, fd=False,
+                     name="cos == margin (kink), cos 1")],
+    "norm_scalaropt_dim": [S(lambda m, a, b: _nnf(m).pairwise_distance(a, b, eps=0.0),
+                             V([[1.0, 2.0], [0.0, 1.0]]), V([[1.0, 2.0], [1.0, 1.0]]),
+                             jax=False, fd=False, name="zero distance")],
+    "soft_margin_loss": [S(lambda m, x, y: _nnf(m).soft_margin_loss(x, y, reduction="none"),
+                           V([0.0, 40.0, -40.0]), V([1.0, 1.0, 1.0], rg=False),
+                           name="0 and saturated")],
+    "soft_margin_loss_backward": [S(_smb_grad, V([0.0, 30.0]), V([-1.0, 1.0], rg=False),
+                                    name="first-order gradient at 0 and saturated")],
+    "multi_margin_loss": [S(lambda m, x: _nnf(m).multi_margin_loss(x, m.tensor([0, 1]),
+                                                                   reduction="none"),
+                            V([[1.0, 0.0, 2.0], [0.5, 0.5, -1.0]]), jax=False, fd=False,
+                            double_backward=False, name="z == 0 (no gradient), ties")],
+    "multi_margin_loss_backward": [S(_mm_grad, V([[1.0, 0.0, 2.0, 0.0]] * 3), jax=False,
+                                     fd=False, backward_error="is not implemented",
+                                     name="kinks")],
+    "multilabel_margin_loss": [S(lambda m, x: _nnf(m).multilabel_margin_loss(
+                                 x, m.tensor([[0, -1, 1], [-1, 0, 0]]), reduction="none"),
+                                 V([[1.0, 0.0, 0.5], [0.0, 0.0, 0.0]]), jax=False, fd=False,
+                                 double_backward=False,
+                                 name="z == 0, empty label set")],
+    "multilabel_margin_loss_backward": [S(_mlm_grad, V([[1.0, 0.0, 0.0, 1.0]] * 3),
+                                          jax=False, fd=False,
+                                          backward_error="is not implemented",
+                                          name="kinks")],
+})
+
+
+# ---- ctc_loss (#12): log_softmax inside, so the composite gradient is the true one (torch's
+# CtcLossBackward0 alone returns exp(lp) - ..., a gradient w.r.t. logits) ------------------
+def _ctc(m, x, targets, il, tl, **kw):
+    # lengths as lists: static sizes, also when the sample is traced (tensor lengths are
+    # read as data, in test_nn_loss.py)
+    return _nnf(m).ctc_loss(x.log_softmax(2), m.tensor(targets), il, tl, **kw)
+
+
+def _ctc_grad(m, x, targets=((1, 2, 2), (2, 1, 0)), il=(5, 4), tl=(3, 2), **kw):
+    """The first-order gradient w.r.t. the log-probabilities: CtcLossBackward0's output."""
+    lp = x.log_softmax(2)
+    loss = _nnf(m).ctc_loss(lp, m.tensor(targets), il, tl, reduction="sum", **kw)
+    v = m.ones((), dtype=x.dtype, requires_grad=True)
+    return m.autograd.grad(loss, lp, v, create_graph=True)[0]
+
+
+SAMPLES["_ctc_loss"] = [
+    S(lambda m, x: _ctc(m, x, [[1, 2, 2], [3, 1, 0]], [5, 4], [3, 2]), F(5, 2, 4),
+      double_backward=False, name="mean, padded targets, repeats"),
+    S(lambda m, x: _ctc(m, x, [1, 2, 0, 0, 1], [5, 3, 5], [2, 1, 2], reduction="none",
+                        blank=3), F(5, 3, 4), double_backward=False,
+      name="none, concatenated targets, blank 3"),
+    S(lambda m, x: _nnf(m).ctc_loss(x.log_softmax(1), m.tensor([2, 1]), [4], [2],
+                                    reduction="sum"), F(4, 3), double_backward=False,
+      name="unbatched, sum, list lengths"),
+]
+SAMPLES["_ctc_loss_backward"] = [
+    S(_ctc_grad, F(5, 2, 4), backward_error="derivative for aten::_ctc_loss_backward is not "
+      "implemented", name="its double backward is torch's NotImplemented"),
+]
+SPECIAL["_ctc_loss"] = [
+    S(lambda m, x: _ctc(m, x, [[1, 1], [2, 0], [1, 2]], [3, 2, 0], [2, 0, 2],
+                        reduction="none", zero_infinity=True), F(3, 3, 3),
+      double_backward=False, jax=False, fd=False,
+      name="zero_infinity: impossible alignment (inf), empty target, empty input"),
+]
+SPECIAL["_ctc_loss_backward"] = [
+    S(lambda m, x: _ctc_grad(m, x, ((1, 1), (2, 0)), (2, 2), (2, 1), zero_infinity=True),
+      F(2, 2, 3),
+      backward_error="is not implemented", jax=False, fd=False,
+      name="zero_infinity gradient of an impossible alignment"),
+]
+
+
+# ---- pdist (#12) ----------------------------------------------------------------------------
+def _pdist_grad(m, x, p=2.0):
+    out = _nnf(m).pdist(x, p)
+    v = m.ones(out.shape, dtype=x.dtype, requires_grad=True)
+    return m.autograd.grad(out, x, v, create_graph=True)[0]
+
+
+_DUP = [[0.5, -1.0, 2.0], [1.0, 1.0, 0.0], [0.5, -1.0, 2.0], [0.5, 1.0, 2.0]]
+SAMPLES["_pdist_forward"] = [
+    S(lambda m, x: m.pdist(x), F(4, 3), double_backward=False),
+    S(lambda m, x: _nnf(m).pdist(x, p=3), F(3, 2), double_backward=False, name="p 3"),
+    S(lambda m, x: _nnf(m).pdist(x, p=1), F(3, 2), double_backward=False, name="p 1"),
+]
+SAMPLES["_pdist_backward"] = [
+    S(_pdist_grad, F(4, 3), backward_error="the derivative for '_pdist_backward' is not "
+      "implemented.", name="its double backward raises, as torch's"),
+]
+SPECIAL["_pdist_forward"] = [
+    S(lambda m, x, p=p: m.pdist(x, p), V(_DUP), double_backward=False, jax=False, fd=False,
+      name=f"equal rows, equal coordinates, p {p}")
+    for p in (2.0, 0.5, 1.0, 3.0, 0.0, float("inf"))]
+SPECIAL["_pdist_backward"] = [
+    S(_pdist_grad, V(_DUP), backward_error="is not implemented", jax=False, fd=False,
+      name="equal rows")]

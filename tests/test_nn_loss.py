@@ -17,6 +17,8 @@ T_IGN = np.array([0, -100, 2])
 X4 = RNG.standard_normal((2, 3, 2, 2))
 T4 = np.array([[[0, 1], [2, -100]], [[1, 1], [0, 2]]])
 W = np.array([0.5, 2.0, 1.0, 1.5])
+SIGN3 = np.array([1.0, -1.0, -1.0])
+T_ML = np.array([[3, 0, -1, 1], [1, 2, 2, -1], [0, 1, 2, 3]])
 
 
 def graph(t):
@@ -105,6 +107,26 @@ MODULES = {
     "MarginRankingLoss": lambda L, r: (L.nn.MarginRankingLoss(margin=0.2, reduction=r),
                                        lambda: (t(L, X[0]), t(L, Y[0]),
                                                 t(L, [1.0, -1.0, 1.0, -1.0], rg=False))),
+    "CosineEmbeddingLoss": lambda L, r: (L.nn.CosineEmbeddingLoss(margin=0.1, reduction=r),
+                                         lambda: (t(L, X), t(L, Y), t(L, SIGN3, rg=False))),
+    "HingeEmbeddingLoss": lambda L, r: (L.nn.HingeEmbeddingLoss(margin=0.5, reduction=r),
+                                        lambda: (t(L, X), t(L, np.sign(Y), rg=False))),
+    "TripletMarginLoss": lambda L, r: (L.nn.TripletMarginLoss(p=1.5, swap=True, reduction=r),
+                                       lambda: (t(L, X), t(L, Y), t(L, P))),
+    "TripletMarginWithDistanceLoss": lambda L, r: (
+        L.nn.TripletMarginWithDistanceLoss(distance_function=L.nn.CosineSimilarity(),
+                                           margin=0.5, reduction=r),
+        lambda: (t(L, X), t(L, Y), t(L, P))),
+    "SoftMarginLoss": lambda L, r: (L.nn.SoftMarginLoss(reduction=r),
+                                    lambda: (t(L, X), t(L, np.sign(Y), rg=False))),
+    "MultiLabelSoftMarginLoss": lambda L, r: (
+        L.nn.MultiLabelSoftMarginLoss(weight=t(L, W, rg=False), reduction=r),
+        lambda: (t(L, X), t(L, (Y > 0) * 1.0, rg=False))),
+    "MultiMarginLoss": lambda L, r: (
+        L.nn.MultiMarginLoss(p=2, margin=0.8, weight=t(L, W, rg=False), reduction=r),
+        lambda: (t(L, X), idx(L, T))),
+    "MultiLabelMarginLoss": lambda L, r: (L.nn.MultiLabelMarginLoss(reduction=r),
+                                          lambda: (t(L, X), idx(L, T_ML))),
 }
 
 
@@ -192,7 +214,12 @@ def test_reprs_and_buffers():
         mods = [L.nn.MSELoss(), L.nn.L1Loss(), L.nn.SmoothL1Loss(beta=0.5), L.nn.HuberLoss(),
                 L.nn.NLLLoss(w), L.nn.CrossEntropyLoss(w, label_smoothing=0.1), L.nn.BCELoss(),
                 L.nn.BCEWithLogitsLoss(pos_weight=w), L.nn.KLDivLoss(log_target=True),
-                L.nn.PoissonNLLLoss(), L.nn.GaussianNLLLoss(), L.nn.MarginRankingLoss()]
+                L.nn.PoissonNLLLoss(), L.nn.GaussianNLLLoss(), L.nn.MarginRankingLoss(),
+                L.nn.CosineEmbeddingLoss(0.5), L.nn.HingeEmbeddingLoss(), L.nn.SoftMarginLoss(),
+                L.nn.TripletMarginLoss(), L.nn.TripletMarginWithDistanceLoss(),
+                L.nn.MultiLabelSoftMarginLoss(w), L.nn.MultiMarginLoss(weight=w),
+                L.nn.MultiLabelMarginLoss(reduce=False), L.nn.PairwiseDistance(p=1.0),
+                L.nn.CosineSimilarity(dim=0)]
         return [(repr(m), m.reduction, dict(m.state_dict()), [k for k, _ in m.named_buffers()])
                 for m in mods]
     same(f)
@@ -248,6 +275,50 @@ ERRORS = [
      RuntimeError, "huber_loss does not support non-positive values for delta."),
     ("smooth_l1 beta", lambda L: L.nn.functional.smooth_l1_loss(t(L, X), t(L, Y), beta=-1.0),
      RuntimeError, "smooth_l1_loss does not support negative values for beta."),
+    ("cosine embedding 2-d target", lambda L: L.nn.CosineEmbeddingLoss()(
+        t(L, X), t(L, Y), t(L, np.ones((3, 1)), rg=False)),
+     RuntimeError, "0D or 1D target tensor expected, multi-target not supported"),
+    ("cosine embedding 0-d target", lambda L: L.nn.CosineEmbeddingLoss()(
+        t(L, X), t(L, Y), t(L, 1.0, rg=False)),
+     RuntimeError, ("0D target tensor expects 1D input tensors, but found inputs with sizes "
+     "[3, 4] and [3, 4].")),
+    ("triplet dims", lambda L: L.nn.functional.triplet_margin_loss(t(L, X), t(L, Y), t(L, W)),
+     RuntimeError, ("The anchor, positive, and negative tensors are expected to have the same "
+     "number of dimensions")),
+    ("triplet margin", lambda L: L.nn.TripletMarginLoss(margin=0.0),
+     ValueError, "TripletMarginLoss: expected margin to be greater than 0, got 0.0 instead"),
+    ("triplet distance margin", lambda L: L.nn.functional.triplet_margin_with_distance_loss(
+        t(L, X), t(L, Y), t(L, P), margin=-1), ValueError, "margin must be greater than 0"),
+    ("multi margin target range", lambda L: L.nn.MultiMarginLoss()(t(L, X), idx(L, [0, 4, 1])),
+     RuntimeError, "target out of range"),
+    ("multi margin target size", lambda L: L.nn.MultiMarginLoss()(t(L, X), idx(L, [0, 1])),
+     RuntimeError, ("multi_margin_loss: target tensor should be 1-D with size equal to the "
+     "number of input samples (batch size). Expected target size [3], but got [2]. Input has "
+     "shape [3, 4].")),
+    ("multi margin p", lambda L: L.nn.MultiMarginLoss(p=3),
+     ValueError, "only p == 1 and p == 2 supported"),
+    ("multi margin weight", lambda L: L.nn.functional.multi_margin_loss(
+        t(L, X), idx(L, T), weight=t(L, W[:3], rg=False)),
+     RuntimeError, "inconsistent weight size, expected 4 but got [3]"),
+    ("multi margin 3-d", lambda L: L.nn.functional.multi_margin_loss(t(L, X4), idx(L, T)),
+     RuntimeError, ("Expected non-empty vector or matrix with optional 0-dim batch size, but "
+     "got: [2, 3, 2, 2]")),
+    ("multi margin float target", lambda L: L.nn.functional.multi_margin_loss(
+        t(L, X), t(L, T, rg=False)), RuntimeError, "expected scalar type Long but found Double"),
+    ("multilabel margin range", lambda L: L.nn.MultiLabelMarginLoss()(
+        t(L, X), idx(L, [[0, 4, -1, 1], [0] * 4, [0] * 4])),
+     RuntimeError, "argument #2 'target' is out of range"),
+    ("multilabel margin size", lambda L: L.nn.MultiLabelMarginLoss()(t(L, X), idx(L, [[0, 1]])),
+     RuntimeError, "inconsistent target size: [1, 2] for input of size: [3, 4]"),
+    ("soft margin target grad", lambda L: L.nn.SoftMarginLoss()(t(L, X), t(L, Y)),
+     RuntimeError, ("The function 'soft_margin_loss' is not differentiable with respect to "
+     "argument 'target'")),
+    ("cosine similarity ints", lambda L: L.nn.functional.cosine_similarity(
+        idx(L, T_ML), idx(L, T_ML)),
+     RuntimeError, "expected common dtype to be floating point, yet common dtype is Long"),
+    ("pairwise shapes", lambda L: L.nn.PairwiseDistance()(t(L, X), t(L, X[:, :3])),
+     RuntimeError, ("The size of tensor a (4) must match the size of tensor b (3) at "
+     "non-singleton dimension 1")),
     ("margin ranking dims", lambda L: L.nn.MarginRankingLoss()(t(L, X), t(L, X), t(L, X[0])),
      RuntimeError, "All input tensors should have same dimension"),
 ]
@@ -257,3 +328,95 @@ ERRORS = [
 def test_errors(case):
     _, fn, exc, phrase = case
     same_error(fn, phrase, exc, quiet=True)
+
+
+def test_distances_and_triplet_with_custom_distance():
+    def f(L):
+        a, b, c = t(L, X), t(L, Y), t(L, P)
+        return [run(L, lambda L, x, y: L.nn.PairwiseDistance(p=3.0, keepdim=True)(x, y),
+                    (a, b)),
+                run(L, lambda L, x, y: L.nn.CosineSimilarity(dim=0, eps=1e-3)(x, y[:1]),
+                    (a, b)),
+                run(L, lambda L, x, y: L.pairwise_distance(x, y, 1.0, 0.0),
+                    (a, b)),
+                run(L, lambda L, x, y, z: L.nn.functional.triplet_margin_with_distance_loss(
+                    x, y, z, distance_function=lambda u, v: (u - v).abs().sum(-1), swap=True),
+                    (a, b, c)),
+                run(L, lambda L, x, y, z: L.triplet_margin_loss(x, y, z, 1.0, 2.0, 1e-6, False,
+                                                                2), (a, b, c))]
+    same(f)
+
+
+def test_margin_losses_legacy_args_and_saved():
+    def f(L):
+        x = t(L, X)
+        m = L.nn.functional.multi_margin_loss(x, idx(L, T), p=2, margin=0.5, reduce=False)
+        g = m.grad_fn
+        ml = L.nn.functional.multilabel_margin_loss(x, idx(L, T_ML), size_average=False)
+        s = L.nn.functional.soft_margin_loss(x, t(L, np.sign(Y), rg=False)).grad_fn
+        return (m, g._saved_p, g._saved_margin, g._saved_reduction, g._saved_weight,
+                g._saved_target, ml, ml.grad_fn._saved_is_target,
+                ml.grad_fn._saved_reduction, s._saved_reduction, s._saved_target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(f)
+
+
+CTC_X = RNG.standard_normal((6, 3, 5))
+
+
+def test_ctc_loss_module():
+    def f(L, log):
+        x = t(L, CTC_X)
+        for kw, targets, il, tl in [
+                ({}, [[1, 2, 2], [3, 3, 0], [4, 1, 1]], [6, 5, 4], [3, 2, 1]),
+                ({"reduction": "sum", "blank": 4}, [1, 2, 2, 3, 3, 0], [6, 6, 3], [3, 2, 1]),
+                ({"reduction": "none", "zero_infinity": True}, [[1, 1, 1], [2, 0, 0],
+                                                                [3, 0, 0]], [4, 0, 2],
+                 [3, 0, 1])]:
+            m = L.nn.CTCLoss(**kw)
+            lp = x.log_softmax(2)
+            loss = m(lp, idx(L, targets), *((idx(L, il), idx(L, tl)) if "blank" not in kw
+                                             else (tuple(il), tl)))
+            log.append((repr(m), loss, graph(loss), L.autograd.grad(loss.sum(), x)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loss = L.nn.CTCLoss(reduction="none")(x[:, 0].log_softmax(1), idx(L, [1, 2]),
+                                                  idx(L, 6), idx(L, 2))
+        log.append((loss, graph(loss)))
+    same(f)
+
+
+CTC_ERRORS = [
+    ("blank", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [[1, 2]] * 3), [6] * 3,
+                                                 [2] * 3, blank=5),
+     "blank must be in label range"),
+    ("input lengths", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [[1, 2]] * 3),
+                                                         [6] * 2, [2] * 3),
+     "input_lengths must be of size batch_size"),
+    ("long input", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [[1, 2]] * 3),
+                                                      [7, 6, 6], [2] * 3),
+     "Expected input_lengths to have value at most 6, but got value 7"),
+    ("short targets", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [[1, 2]] * 3),
+                                                         [6] * 3, [3, 2, 2]),
+     ("Expected tensor to have size at least 3 at dimension 1, but got size 2 for argument #2 "
+     "'targets' (while checking arguments for ctc_loss_allocate_outputs)")),
+    ("concatenated size", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [1, 2, 3]),
+                                                             [6] * 3, [2, 1, 1]),
+     ("Expected tensor to have size 4 at dimension 0, but got size 3 for argument #2 "
+     "'targets'")),
+    ("mixed lengths", lambda L: L.nn.functional.ctc_loss(
+        t(L, CTC_X), idx(L, [[1, 2]] * 3), idx(L, [6] * 3), (2, 2, 2)),
+     "ctc_loss() received an invalid combination of arguments"),
+    ("float lengths", lambda L: L.nn.functional.ctc_loss(t(L, CTC_X), idx(L, [[1, 2]] * 3),
+                                                         t(L, [6.0] * 3, rg=False),
+                                                         idx(L, [2] * 3)),
+     "input_lengths must be integral"),
+]
+
+
+@pytest.mark.parametrize("case", CTC_ERRORS, ids=[c[0] for c in CTC_ERRORS])
+def test_ctc_errors(case):
+    _, fn, phrase = case
+    same_error(fn, phrase, TypeError if case[0] == "mixed lengths" else RuntimeError,
+               messages=case[0] != "mixed lengths")

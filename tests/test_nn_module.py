@@ -479,12 +479,20 @@ def test_forward_hook_always_call_and_errors():
     same(f)
 
 
-def test_full_backward_hooks_raise_not_implemented():
-    m = eg.nn.ReLU()
-    for name in ("register_full_backward_hook", "register_full_backward_pre_hook"):
-        with pytest.raises(NotImplementedError, match=f"torch.nn.Module.{name}"):
-            getattr(m, name)(lambda *a: None)
-        assert hasattr(torch.nn.Module, name)
+def test_backward_hook_handles_and_prepend():
+    """Registration only (the backward runs are in test_nn_hooks.py): handles, prepend, the
+    full/non-full exclusivity flag."""
+    def f(L, log):
+        m = L.nn.ReLU()
+        a = m.register_full_backward_hook(lambda *x: None)
+        b = m.register_full_backward_hook(lambda *x: None, prepend=True)
+        c = m.register_full_backward_pre_hook(lambda *x: None, prepend=True)
+        log.append(([k for k in m._backward_hooks] == [b.id, a.id],
+                     list(m._backward_pre_hooks) == [c.id], m._is_full_backward_hook))
+        a.remove()
+        b.remove()
+        log.append((len(m._backward_hooks), m._is_full_backward_hook))
+    same(f)
 
 
 # ---- modes, grads, conversion ---------------------------------------------------------------

@@ -5,7 +5,7 @@ from .graph import Node
 from .grad_mode import STATE, get_state, restore_state, set_enabled
 from .anomaly import ANOMALY, record as anomaly_record
 from .saved import SavedTensor
-from ..tensor import Tensor, _zeros_meta
+from ..tensor import IN_CUSTOM_FUNCTION, Tensor, _zeros_meta
 
 
 class FunctionCtx:
@@ -58,7 +58,8 @@ class BackwardCFunction(FunctionCtx, Node):
         for g in out:
             if g is not None and not isinstance(g, Tensor):
                 raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
-        return [g if e is not None else None for g, e in zip(out, self._next)]
+        return list(out)  # post-hooks see them all, as torch's; the engine drops the
+        # ones on edges that need no gradient
 
     def _release(self):
         for s in self.__dict__.get("_saved") or ():
@@ -153,10 +154,13 @@ class Function:
         res = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
+                diff = record and id(o) not in non_diff and o.dtype.is_differentiable
                 if id(o) in inputs and id(o) not in dirty:
                     o = _view_alias(o)  # an input returned as is: a view of it, as torch
-                if record and id(o) not in non_diff and o.dtype.is_differentiable:
+                if diff:
                     o._requires_grad, o._grad_fn, o._out_nr = True, node, i
+                    if o._base is not None and id(o) not in dirty:
+                        o._creation_meta = IN_CUSTOM_FUNCTION  # no in-place on it later
             res.append(o)
         node._meta_in = tuple((o._shape, o.dtype) if isinstance(o, Tensor) else ((), None)
                               for o in res)

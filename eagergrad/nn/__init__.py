@@ -18,18 +18,26 @@ from .dropout import Dropout
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss,
                    SmoothL1Loss)
+from .loss import (CosineEmbeddingLoss, CTCLoss, HingeEmbeddingLoss, MultiLabelMarginLoss,  # noqa: F401
+                   MultiLabelSoftMarginLoss, MultiMarginLoss, SoftMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+_more_losses = ["CTCLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
+                "MultiLabelSoftMarginLoss", "MultiMarginLoss", "SoftMarginLoss",
+                "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 from .layers import Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
 from .linear import Bilinear, Linear
 from .module import Module
 from .normalization import LayerNorm, RMSNorm
 from .parameter import Buffer, Parameter
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-                      MaxPool2d)
-from .sparse import Embedding
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
+                      AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
+from .sparse import Embedding, EmbeddingBag
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AvgPool1d", "AvgPool2d", "BCELoss",
            "BCEWithLogitsLoss", "Bilinear", "Buffer", "Conv1d", "Conv2d", "Conv3d",
            "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding",
+           "EmbeddingBag",
            "Flatten", "GaussianNLLLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
            "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1d",
            "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
@@ -46,6 +54,8 @@ from .upsampling import *  # noqa: F401,F403,E402
 from .padding import *  # noqa: F401,F403,E402
 from .lazy import *  # noqa: F401,F403,E402
 from .distance import *  # noqa: F401,F403,E402
+__all__ += _more_losses
+del _more_losses
 for _m in (activation, batchnorm, rnn, transformer, upsampling, padding, lazy, distance):
     __all__ += _m.__all__
 del _m

@@ -8,9 +8,11 @@ from ..ops import loss as _L
 from ..ops.reduce import any as _any
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-           "cross_entropy", "gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss",
-           "margin_ranking_loss", "mse_loss", "nll_loss", "poisson_nll_loss",
-           "smooth_l1_loss", "triplet_margin_loss"]
+           "cosine_similarity", "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+           "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
+           "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+           "nll_loss", "pairwise_distance", "pdist", "poisson_nll_loss", "smooth_l1_loss",
+           "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 # ---- torch.nn._reduction --------------------------------------------------------------------
@@ -309,13 +311,184 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
-    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
-    raise NotImplementedError("eagergrad does not implement "
-                              "torch.nn.functional.cosine_embedding_loss yet")
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1.
+
+    >>> import eagergrad as torch
+    >>> x = torch.tensor([[1.0, 0.0]])
+    >>> torch.nn.functional.cosine_embedding_loss(x, x, torch.tensor([1.0]))
+    tensor(0.)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L.cosine_embedding_loss(input1, input2, target, margin, red)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """x where target is 1, max(0, margin - x) where target is -1, reduced.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.hinge_embedding_loss(torch.tensor([0.5]), torch.tensor([-1.0]))
+    tensor(0.5000)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L.hinge_embedding_loss(input, target, margin, red)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
-    """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances d."""
-    raise NotImplementedError("eagergrad does not implement "
-                              "torch.nn.functional.triplet_margin_loss yet")
+    """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances d.
+
+    >>> import eagergrad as torch
+    >>> a = torch.zeros(1, 2)
+    >>> torch.nn.functional.triplet_margin_loss(a, a, a + 3.0)
+    tensor(0.)
+    """
+    red = _enum(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance function (pairwise_distance by default).
+
+    >>> import eagergrad as torch
+    >>> a = torch.zeros(1, 2)
+    >>> torch.nn.functional.triplet_margin_with_distance_loss(a, a, a + 3.0)
+    tensor(0.)
+    """
+    from ..ops.pointwise import minimum
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = _L.pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance_function(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)), reduced (SoftMarginLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.soft_margin_loss(torch.zeros(2), torch.ones(2))
+    tensor(0.6931)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L._soft_margin_loss(input, target, red)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per-class logistic loss averaged over classes, then reduced.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.multilabel_soft_margin_loss(torch.zeros(1, 2), torch.ones(1, 2))
+    tensor(0.6931)
+    """
+    from ._functional_activation import logsigmoid
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    C = input.size(class_dim)
+    loss = loss.sum(dim=class_dim) / C
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Multi-class hinge loss (MultiMarginLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.multi_margin_loss(torch.tensor([[0.1, 0.9]]), torch.tensor([1]))
+    tensor(0.1000)
+    """
+    red = _enum(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _L._multi_margin_loss(input, target, p, margin, weight, red)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-class multi-label hinge loss (MultilabelMarginLossBackward0); each target row
+    lists class indices, ended by the first -1.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.multilabel_margin_loss(torch.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                            torch.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    red = _enum(size_average, reduce, reduction)
+    return _L._multilabel_margin_loss(input, target, red)
+
+
+# ---- distances ------------------------------------------------------------------------------
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """p-norm of x1 - x2 + eps over the last dimension.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.pairwise_distance(torch.tensor([[3.0, 4.0]]), torch.zeros(1, 2))
+    tensor([5.0000])
+    """
+    return _L.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between x1 and x2 along `dim`.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.cosine_similarity(torch.tensor([[1.0, 0.0]]),
+    ...                                       torch.tensor([[2.0, 0.0]]))
+    tensor([1.])
+    """
+    return _L.cosine_similarity(x1, x2, dim, eps)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities against
+    padded (N, S) or concatenated targets (CtcLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> lp = torch.zeros(2, 1, 2).log_softmax(2)
+    >>> torch.nn.functional.ctc_loss(lp, torch.tensor([[1]]), [2], [1], reduction="sum")
+    tensor(0.2877)
+    """
+    return _L.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                       _get_enum(reduction), zero_infinity)
+
+
+def pdist(input, p=2):
+    """p-norm distances between all pairs of rows (i < j) of a matrix.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0]]))
+    tensor([5.])
+    """
+    return _L.pdist(input, p)

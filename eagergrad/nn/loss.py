@@ -239,3 +239,188 @@ class MarginRankingLoss(_Loss):
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
                                      reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1.
+
+    >>> import eagergrad as torch
+    >>> x = torch.tensor([[1.0, 0.0]])
+    >>> torch.nn.CosineEmbeddingLoss()(x, x, torch.tensor([1.0]))
+    tensor(0.)
+    """
+
+    __constants__ = ("margin", "reduction")
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x for target 1, max(0, margin - x) for target -1.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.HingeEmbeddingLoss()(torch.tensor([0.5]), torch.tensor([-1.0]))
+    tensor(0.5000)
+    """
+
+    __constants__ = ("margin", "reduction")
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0) with p-norm pairwise distances.
+
+    >>> import eagergrad as torch
+    >>> a = torch.zeros(1, 2)
+    >>> torch.nn.TripletMarginLoss()(a, a, a + 3.0)
+    tensor(0.)
+    """
+
+    __constants__ = ("margin", "p", "eps", "swap", "reduction")
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet margin loss with any distance function (a PairwiseDistance by default).
+
+    >>> import eagergrad as torch
+    >>> a = torch.zeros(1, 2)
+    >>> torch.nn.TripletMarginWithDistanceLoss()(a, a, a + 3.0)
+    tensor(0.)
+    """
+
+    __constants__ = ("margin", "swap", "reduction")
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        from .distance import PairwiseDistance
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y x)).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.SoftMarginLoss()(torch.zeros(2), torch.ones(2))
+    tensor(0.6931)
+    """
+
+    __constants__ = ("reduction",)
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss, averaged over classes.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.MultiLabelSoftMarginLoss()(torch.zeros(1, 2), torch.ones(1, 2))
+    tensor(0.6931)
+    """
+
+    __constants__ = ("reduction",)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.MultiMarginLoss()(torch.tensor([[0.1, 0.9]]), torch.tensor([1]))
+    tensor(0.1000)
+    """
+
+    __constants__ = ("p", "margin", "reduction")
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p != 1 and p != 2:
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.dim()}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss; target rows end at the first -1.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.MultiLabelMarginLoss()(torch.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                 torch.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    __constants__ = ("reduction",)
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss.
+
+    >>> import eagergrad as torch
+    >>> lp = torch.zeros(2, 1, 2).log_softmax(2)
+    >>> torch.nn.CTCLoss(reduction="sum")(lp, torch.tensor([[1]]), [2], [1])
+    tensor(0.2877)
+    """
+
+    __constants__ = ("blank", "reduction")
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

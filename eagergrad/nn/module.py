@@ -8,16 +8,20 @@ reprs and error messages.
 import itertools
 import threading
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from .. import _dtypes as D
 from .._torch_names import missing
 from ..device import device as _device
+from ..engine.function import Function
+from ..engine.grad_mode import STATE as _GRAD_STATE
 from ..engine.grad_mode import no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor, reset_grad, typename as _typename
-from .parameter import Buffer, Parameter
+from ..tensor import Tensor, reset_grad
+from ..tensor import typename as _typename
+from .parameter import Buffer, Parameter, is_lazy
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -38,6 +42,197 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
+
+
+# ---- backward hooks (torch/utils/hooks.py BackwardHook, torch/nn/modules/module.py) ----------
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
+
+
+def register_module_backward_hook(hook):
+    """A deprecated (non-full) backward hook on every module; returns a handle."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return RemovableHandle(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) on every module, before its own pre-hooks."""
+    return RemovableHandle(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) on every module, before its own hooks.
+
+    >>> import eagergrad as torch
+    >>> from eagergrad.nn.module import register_module_full_backward_hook
+    >>> h = register_module_full_backward_hook(lambda m, gi, go: None); h.remove()
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return RemovableHandle(_global_backward_hooks, hook)
+
+
+class BackwardHookFunction(Function):
+    """Identity on all of a module's tensor inputs (or outputs): ONE node that sees all
+    their gradients at once (BackwardHookFunctionBackward)."""
+
+    __module__ = "eagergrad.nn.modules._functions"
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *args):
+        return args
+
+
+class _WrappedHook:
+    def __init__(self, hook, module):
+        self.hook = hook
+        self.module = weakref.ref(module)
+
+    def __call__(self, *args):
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args)
+
+
+class BackwardHook:
+    """torch.utils.hooks.BackwardHook: wraps a module call's tensor inputs and outputs in a
+    BackwardHookFunction each; the output node's post-hook runs the pre-hooks and stores
+    grad_output, the input node's post-hook runs the full hooks with both."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.module = module
+        self.grad_outputs = None
+        self.n_outputs = -1
+        self.output_tensors_index = None
+        self.n_inputs = -1
+        self.input_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size):
+        res = [None] * size
+        for idx, val in zip(indices, values, strict=True):
+            res[idx] = val
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices, values):
+        return tuple(values[idx] for idx in indices)
+
+    def _set_user_hook(self, grad_fn):
+        def hook(grad_input, _):
+            if self.grad_outputs is None:
+                # the gradient reached the inputs without passing through the outputs
+                return None
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(out)}, but expected {len(res)}")
+                res = out
+            self.grad_outputs = None
+            return self._unpack_none(self.input_tensors_index, res)
+
+        grad_fn.register_hook(hook)
+
+    def _apply_on_tensors(self, fn, args):
+        tensors_idx, tensors = [], []
+        requires_grad = False
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                tensors_idx.append(i)
+                tensors.append(arg)
+                requires_grad |= arg.requires_grad
+        if not (requires_grad and _GRAD_STATE.grad):
+            return args, None
+        new_tensors = BackwardHookFunction.apply(*tensors)
+        if len(new_tensors) == 0:
+            raise RuntimeError("Cannot set Module backward hook for a Module with no input "
+                               "Tensors.")
+        grad_fns = [t.grad_fn for t in new_tensors if t.grad_fn is not None and
+                    t.grad_fn.name() == "BackwardHookFunctionBackward"]
+        if len(grad_fns) == 0:
+            raise RuntimeError("Error while setting up backward hooks. Please open an issue "
+                               "with a code sample to reproduce this.")
+        fn(grad_fns[0])
+        arg_list = list(args)
+        for idx, val in zip(tensors_idx, new_tensors, strict=True):
+            arg_list[idx] = val
+        out = tuple(arg_list) if type(args) is tuple else type(args)(*arg_list)
+        return out, tensors_idx
+
+    def setup_input_hook(self, args):
+        res, input_idx = self._apply_on_tensors(self._set_user_hook, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = input_idx
+        return res
+
+    def setup_output_hook(self, args):
+        def fn(grad_fn):
+            def hook(_, grad_output):
+                self.grad_outputs = self._pack_with_none(self.output_tensors_index,
+                                                         grad_output, self.n_outputs)
+                if self.user_pre_hooks:
+                    expected_len = len(self.grad_outputs)
+                    for user_pre_hook in self.user_pre_hooks:
+                        hook_grad_outputs = user_pre_hook(self.module, self.grad_outputs)
+                        if hook_grad_outputs is None:
+                            continue
+                        actual_len = len(hook_grad_outputs)
+                        if actual_len != expected_len:
+                            raise RuntimeError("Backward pre hook returned an invalid number "
+                                               f"of grad_output, got {actual_len}, but "
+                                               f"expected {expected_len}")
+                        self.grad_outputs = hook_grad_outputs
+                local_grad_outputs = self.grad_outputs
+                if self.input_tensors_index is None:
+                    # no input requires grad: the full hooks run here, with grad_input Nones
+                    warnings.warn(
+                        "Full backward hook is firing when gradients are computed with respect "
+                        "to module outputs since no inputs require gradients. See "
+                        "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                        "#torch.nn.Module.register_full_backward_hook for more details.",
+                        stacklevel=5)
+                    grad_inputs = self._pack_with_none([], [], self.n_inputs)
+                    for user_hook in self.user_hooks:
+                        res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                        if res is not None and not (isinstance(res, tuple) and
+                                                    all(el is None for el in res)):
+                            raise RuntimeError(
+                                "Backward hook for Modules where no input requires gradient "
+                                "should always return None or None for all gradients.")
+                    self.grad_outputs = None
+                if local_grad_outputs is not None:
+                    return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
+                return None
+
+            grad_fn.register_hook(hook)
+
+        is_tuple = isinstance(args, tuple)
+        if not is_tuple:
+            args = (args,)
+        res, output_idx = self._apply_on_tensors(fn, args)
+        self.n_outputs = len(args)
+        self.output_tensors_index = output_idx
+        return res if is_tuple else res[0]
 
 
 def _addindent(s_, num_spaces):
@@ -579,6 +774,8 @@ class Module:
                         "or Tensor-like object from checkpoint but received "
                         f"{type(input_param)}")
                     continue
+                if is_lazy(param):
+                    continue  # still uninitialized: the checkpoint's is too (nothing to copy)
                 if (len(param.shape) == 0 and len(input_param.shape) == 1
                         and input_param.shape[0] == 1):
                     input_param = input_param[0]
@@ -705,21 +902,112 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_full_backward_hook(self, hook, prepend=False):
-        raise missing("torch.nn.Module.register_full_backward_hook")
-
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        raise missing("torch.nn.Module.register_full_backward_pre_hook")
+        """hook(module, grad_output) -> None or new grad_output, when the gradients of the
+        module's outputs are computed; returns a handle."""
+        handle = RemovableHandle(self._backward_pre_hooks, hook)
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_backward_hook(self, hook):
-        raise missing("torch.nn.Module.register_backward_hook")
+        """Deprecated: hook(module, grad_input, grad_output) on the grad_fn of the output
+        (sees that one node's gradients only); returns a handle."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        return RemovableHandle(self._backward_hooks, hook)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or new grad_input, once the
+        gradients of the module's inputs are computed; returns a handle.
+
+        >>> import eagergrad as torch
+        >>> m = torch.nn.Identity()
+        >>> h = m.register_full_backward_hook(lambda m, gi, go: (gi[0] * 2,))
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> m(x).sum().backward(); x.grad
+        tensor([2., 2.])
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        handle = RemovableHandle(self._backward_hooks, hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _get_backward_hooks(self):
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        def warn(msg):
+            warnings.warn(msg, FutureWarning, stacklevel=4)
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warn("Using non-full backward hooks on a Module that does not return a single "
+                     "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                     "versions. This hook will be missing some of the grad_output. Please use "
+                     "register_full_backward_hook to get the documented behavior.")
+                return
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warn("Using non-full backward hooks on a Module that does not take as input a "
+                     "single Tensor or a tuple of Tensors is deprecated and will be removed in "
+                     "future versions. This hook will be missing some of the grad_input. Please "
+                     "use register_full_backward_hook to get the documented behavior.")
+                return
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warn("Using a non-full backward hook when outputs are nested in python data "
+                 "structure is deprecated and will be removed in future versions. This hook "
+                 "will be missing some grad_output.")
+        elif len(out_grad_fn) > 1:
+            warn("Using a non-full backward hook when outputs are generated by different "
+                 "autograd Nodes is deprecated and will be removed in future versions. This "
+                 "hook will be missing some grad_output. Please use register_full_backward_hook "
+                 "to get the documented behavior.")
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            next_functions = {n[0] for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warn("Using a non-full backward hook when the forward contains multiple "
+                     "autograd Nodes is deprecated and will be removed in future versions. This "
+                     "hook will be missing some grad_input. Please use "
+                     "register_full_backward_hook to get the documented behavior.")
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or
+                self._backward_pre_hooks or _global_backward_hooks or
+                _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         result = None
         called_always = set()
         try:
+            full_backward_hooks, non_full_backward_hooks = [], []
+            backward_pre_hooks = []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
             for hook_id, hook in list(self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     out = hook(self, args, kwargs)
@@ -734,6 +1022,10 @@ class Module:
                     out = hook(self, args)
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called:
@@ -744,6 +1036,24 @@ class Module:
                     out = hook(self, args, result)
                 if out is not None:
                     result = out
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  "Tensor or a tuple of Tensors but received "
+                                  f"{type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if non_full_backward_hooks:
+                var = result
+                while not isinstance(var, Tensor):
+                    if isinstance(var, dict):
+                        var = next(v for v in var.values() if isinstance(v, Tensor))
+                    else:
+                        var = var[0]
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        grad_fn.register_hook(_WrappedHook(hook, self))
+                    self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):

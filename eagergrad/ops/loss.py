@@ -514,3 +514,661 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     """
     out = _add_s(-target * (input1 - input2), margin).clamp_min(0)
     return _reduce_t(out, reduction)
+
+
+# ---- margin and embedding losses (torch's C++ composites in Loss.cpp / Distance.cpp) -------
+SUB_S = defop("sub_scalar", lambda self, other: self - jnp.asarray(other, self.dtype),
+              attrs=("other",), node="SubBackward1", self=lambda grad: grad)
+
+
+def _sub_s(t, v):
+    return call_op(SUB_S, (t,), (float(v),))
+
+
+def _scalar_minus(v, t):
+    """C++ `scalar - tensor`: a filled tensor minus t (SubBackward0, no edge for the
+    scalar), as at::operator- records it."""
+    from ..creation import full_like
+    return full_like(t, v) - t
+
+
+def _norm_k(self, p, dim, keepdim):
+    from .reduce import _vnorm_k
+    return _vnorm_k(self, p, dim, keepdim, D.FROM_NP[np.dtype(self.dtype)].to_real())
+
+
+def _norm_back(grad, self, result, p, dim, keepdim):
+    from .reduce import _vnorm_back
+    return _vnorm_back(grad, self, result, p, dim, keepdim)
+
+
+NORM_DIM = defop("norm_scalaropt_dim", _norm_k, attrs=("p", "dim", "keepdim"),
+                 node="NormBackward1", self=_norm_back)
+
+
+def _dim_sizes(a, b):
+    return _dims_str(a._shape), _dims_str(b._shape)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """torch.pairwise_distance: norm(x1 - x2 + eps, p) over the last dimension.
+
+    >>> import eagergrad as torch
+    >>> torch.pairwise_distance(torch.tensor([[3.0, 4.0]]), torch.zeros(1, 2), eps=0.0)
+    tensor([5.])
+    """
+    out_dim = max(x1.ndim, x2.ndim)
+    diff = _add_s(x1 - x2, eps)
+    return call_op(NORM_DIM, (diff,), (float(p), (out_dim - 1,), bool(keepdim)))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """torch.cosine_similarity: each input divided by its (clamped) norm, then summed
+    products along `dim`.
+
+    >>> import eagergrad as torch
+    >>> torch.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[2.0, 0.0]]))
+    tensor([1.])
+    """
+    from .._dtypes import promote_types
+    from ..engine.grad_mode import no_grad
+    from .reduce import vector_norm
+    dt = promote_types(x1.dtype, x2.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{dt.scalar_name}")
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(dt)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(dt)
+    x1, x2 = _expand_outplace(x1, x2)
+    n1 = vector_norm(x1, 2, dim, True).clone()
+    n2 = vector_norm(x2, 2, dim, True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _expand_outplace(a, b):
+    x, y = tuple(a._shape), tuple(b._shape)
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
+    for i, (u, v) in enumerate(zip(x, y)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b "
+                               f"({v}) at non-singleton dimension {i}")
+    if x == y and len(a._shape) == len(b._shape):
+        return a, b
+    shape = tuple(v if u == 1 else u for u, v in zip(x, y))
+    return a.expand(shape), b.expand(shape)
+
+
+_EPSILON = 1e-12
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    """torch.cosine_embedding_loss (reduction as torch's enum).
+
+    >>> import eagergrad as torch
+    >>> torch.cosine_embedding_loss(torch.ones(1, 2), torch.ones(1, 2), torch.ones(1), 0.0, 1)
+    tensor(0.)
+    """
+    from ..creation import zeros_like
+    td = target.ndim
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1 and input1.ndim != 2:
+        a, b = _dim_sizes(input1, input2)
+        raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with "
+                           f"sizes {a} and {b}.")
+    if td == 0 and input1.ndim != 1:
+        a, b = _dim_sizes(input1, input2)
+        raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {a} and {b}.")
+    prod_sum = (input1 * input2).sum(td)
+    mag_square1 = _add_s((input1 * input1).sum(td), _EPSILON)
+    mag_square2 = _add_s((input2 * input2).sum(td), _EPSILON)
+    denom = (mag_square1 * mag_square2).sqrt()
+    cos = prod_sum / denom
+    zeros = zeros_like(cos)
+    pos = _scalar_minus(1.0, cos)
+    neg = _sub_s(cos, margin).clamp_min(0)
+    out = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
+    return _reduce_t(out, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=MEAN):
+    """torch.hinge_embedding_loss: x where target is 1, max(0, margin - x) where -1.
+
+    >>> import eagergrad as torch
+    >>> torch.hinge_embedding_loss(torch.tensor([0.5, 2.0]), torch.tensor([-1.0, 1.0]), 1.0, 2)
+    tensor(2.5000)
+    """
+    from ..creation import zeros_like
+    zeros = zeros_like(input)
+    margin_clamp = _scalar_minus(margin, input).clamp_min(0)
+    out = where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros)
+    return _reduce_t(out, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
+                        reduction=MEAN):
+    """torch.triplet_margin_loss: max(margin + d(a, p) - d(a, n), 0), pairwise distances.
+
+    >>> import eagergrad as torch
+    >>> a = torch.zeros(1, 2)
+    >>> torch.triplet_margin_loss(a, a, a + 3.0, 1.0, 2.0, 0.0, False, 1)
+    tensor(0.)
+    """
+    from .pointwise import minimum
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have "
+                           "the same number of dimensions, but got: anchor "
+                           f"{anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    out = (_add_s(dist_pos, margin) - dist_neg).clamp_min(0)
+    return _reduce_t(out, reduction)
+
+
+# soft margin: log(1 + exp(-y x)); its backward is an op with torch's double backward
+def _soft_margin_k(self, target, reduction):
+    return _reduce(jnp.log1p(jnp.exp(-self * target)), reduction)
+
+
+def _soft_margin_back_k(grad_output, self, target, reduction):
+    norm = 1.0 / self.size if reduction == MEAN else 1.0
+    z = jnp.exp(-target * self)
+    return -norm * target * z / (1.0 + z) * grad_output
+
+
+def _smb_self(grad, grad_output, self, target, reduction):
+    z = (self * -target).exp()
+    zp1 = _add_s(z, 1.0)
+    return grad * grad_output * _norm(self, reduction) * (target * target) * z / (zp1 * zp1)
+
+
+def _smb_grad_output(grad, grad_output, self, target, reduction):
+    if reduction == NONE:
+        return call_op(SOFT_MARGIN_BACK, (grad, self, target), (reduction,))
+    from ..creation import ones_like
+    r = call_op(SOFT_MARGIN_BACK, (ones_like(grad_output), self, target), (reduction,))
+    return (r * grad).sum()
+
+
+SOFT_MARGIN_BACK = defop("soft_margin_loss_backward", _soft_margin_back_k,
+                         inputs=("grad_output", "self", "target"), attrs=("reduction",),
+                         node="SoftMarginLossBackwardBackward0", nondiff=(2,),
+                         grad_output=_smb_grad_output, self=_smb_self)
+SOFT_MARGIN = defop("soft_margin_loss", _soft_margin_k, inputs=("self", "target"),
+                    attrs=("reduction",), nondiff=(1,),
+                    self=lambda grad, self, target, reduction:
+                    call_op(SOFT_MARGIN_BACK, (grad, self, target), (reduction,)))
+
+
+def _soft_margin_loss(input, target, reduction=MEAN):
+    """torch's soft_margin_loss (SoftMarginLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.soft_margin_loss(torch.zeros(2), torch.ones(2))
+    tensor(0.6931)
+    """
+    _no_grad_arg("soft_margin_loss", "target", target)
+    if tuple(target._shape) != tuple(input._shape):
+        target = target.expand(input._shape)  # the kernel's output has input's shape
+    return call_op(SOFT_MARGIN, (input, target), (reduction,))
+
+
+def _not_implemented(name):
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
+
+
+# multi_margin_loss: sum over j != y of max(0, margin - x[y] + x[j])^p (* weight[y]) / C
+def _mm_parts(self, target, p, margin, weight):
+    x = self.reshape((-1, self.shape[-1])) if self.ndim else self.reshape((1, 1))
+    t = target.reshape((-1,))
+    c = x.shape[1]
+    xt = jnp.take_along_axis(x, t[:, None], axis=1)
+    z = margin - xt + x
+    other = jnp.arange(c)[None, :] != t[:, None]
+    w = weight[t][:, None] if weight.shape[0] else jnp.ones((), x.dtype)
+    return x, t, z, other, w, c
+
+
+def _mm_k(self, target, weight, p, margin, reduction):
+    x, _, z, other, w, c = _mm_parts(self, target, p, margin, weight)
+    h = jnp.where(other & (z > 0), z if p == 1 else z * z, jnp.zeros((), x.dtype)) * w
+    loss = jnp.sum(h, axis=1) / c
+    if reduction == NONE:
+        return loss.reshape(target.shape) if self.ndim == 2 else loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def _mm_back_k(grad_output, self, target, weight, p, margin, reduction):
+    x, t, z, other, w, c = _mm_parts(self, target, p, margin, weight)
+    g = 1.0 / (x.shape[0] * c) if reduction == MEAN else 1.0 / c
+    h = jnp.where(other & (z > 0), g if p == 1 else 2 * g * z, jnp.zeros((), x.dtype)) * w
+    hit = jnp.arange(c)[None, :] == t[:, None]
+    gi = jnp.where(hit, -jnp.sum(h, axis=1, keepdims=True), h)
+    go = grad_output.reshape((-1, 1)) if reduction == NONE else grad_output
+    return (gi * go).reshape(self.shape)
+
+
+MM_BACK = defop("multi_margin_loss_backward", _mm_back_k,
+                inputs=("grad_output", "self", "target", "weight"),
+                attrs=("p", "margin", "reduction"), node="NotImplemented", nondiff=(2, 3),
+                grad_output=_not_implemented("multi_margin_loss_backward"),
+                self=_not_implemented("multi_margin_loss_backward"))
+MULTI_MARGIN = defop("multi_margin_loss", _mm_k, inputs=("self", "target", "weight"),
+                     attrs=("p", "margin", "reduction"), nondiff=(1, 2),
+                     saved_meta=_empty_meta(("weight", 2)),
+                     self=lambda grad, self, target, weight, p, margin, reduction:
+                     call_op(MM_BACK, (grad, self, target, weight), (p, margin, reduction)))
+
+
+def _check_index_values(target, n, msg):
+    """A class-index range check (reads the values; skipped on tracers)."""
+    v = target._value
+    if isinstance(v, jax.core.Tracer) or v.size == 0:
+        return
+    a = np.asarray(v)
+    if ((a < 0) | (a >= n)).any():
+        raise RuntimeError(msg)
+
+
+def _check_long(target):
+    if target.dtype != D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name}")
+
+
+def _check_input_2d(input):
+    nd = input.ndim
+    if not ((nd == 2 and input._shape[1] != 0) or (nd == 1 and input._shape[0] != 0) or
+            nd == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {_dims_str(input._shape)}")
+
+
+def _multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction=MEAN):
+    """torch's multi_margin_loss (MultiMarginLossBackward0; p 1 or 2).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.multi_margin_loss(torch.tensor([[0.1, 0.9]]), torch.tensor([1]))
+    tensor(0.1000)
+    """
+    _check_input_2d(input)
+    _check_long(target)
+    nframe = 1 if input.ndim <= 1 else input._shape[0]
+    dim = 1 if input.ndim == 0 else input._shape[-1]
+    if not (target.ndim <= 1 and target.numel() == nframe):
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
+                           "the number of input samples (batch size). Expected target size "
+                           f"[{nframe}], but got {_dims_str(target._shape)}. Input has shape "
+                           f"{_dims_str(input._shape)}.")
+    if weight is not None and not (weight.ndim <= 1 and weight.numel() == dim):
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got "
+                           f"{_dims_str(weight._shape)}")
+    _no_grad_arg("multi_margin_loss", "weight", weight)
+    _check_index_values(target, dim, "target out of range")
+    w = _weight_or_empty(weight, input) if weight is None else weight.reshape(-1)
+    return call_op(MULTI_MARGIN, (input, target, w), (p, float(margin), reduction))
+
+
+# multilabel_margin_loss: targets are the class indices before the first -1 of each row
+def _mlm_parts(self, target):
+    x = self.reshape((-1, self.shape[-1])) if self.ndim else self.reshape((1, 1))
+    t = target.reshape(x.shape)
+    valid = jnp.cumprod(t >= 0, axis=1).astype(bool)
+    safe = jnp.where(valid, t, 0)
+    c = x.shape[1]
+    is_target = jnp.any(valid[:, :, None] & (safe[:, :, None] == jnp.arange(c)), axis=1)
+    xt = jnp.take_along_axis(x, safe, axis=1)
+    z = 1.0 - xt[:, :, None] + x[:, None, :]  # (row, target j, class k)
+    mask = valid[:, :, None] & ~is_target[:, None, :] & (z > 0)
+    return x, z, mask, is_target, safe, c
+
+
+def _mlm_k(self, target, reduction):
+    x, z, mask, is_target, _, c = _mlm_parts(self, target)
+    loss = jnp.sum(jnp.where(mask, z, jnp.zeros((), x.dtype)), axis=(1, 2)) / c
+    if self.ndim <= 1:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction), is_target.astype(self.dtype).reshape(self.shape)
+
+
+def _mlm_back_k(grad_output, self, target, is_target, reduction):
+    x, _, mask, _, safe, c = _mlm_parts(self, target)
+    g = 1.0 / (x.shape[0] * c) if reduction == MEAN else 1.0 / c
+    m = mask.astype(x.dtype) * g
+    gi = jnp.sum(m, axis=1)  # += g for each (target, non-target k) pair with z > 0
+    down = jnp.sum(m, axis=2)  # -= g at each target index
+    gi = gi - jnp.sum(jax.nn.one_hot(safe, c, dtype=x.dtype) * down[:, :, None], axis=1)
+    go = grad_output.reshape((-1, 1)) if reduction == NONE else grad_output
+    return (gi * go).reshape(self.shape)
+
+
+MLM_BACK = defop("multilabel_margin_loss_backward", _mlm_back_k,
+                 inputs=("grad_output", "self", "target", "is_target"),
+                 attrs=("reduction",), node="NotImplemented", nondiff=(2, 3),
+                 grad_output=_not_implemented("multilabel_margin_loss_backward"),
+                 self=_not_implemented("multilabel_margin_loss_backward"))
+MULTILABEL_MARGIN = defop(
+    "multilabel_margin_loss", _mlm_k, inputs=("self", "target"), attrs=("reduction",),
+    outputs=("result", "is_target"), nondiff=(1,),
+    self=lambda grad, self, target, is_target, reduction:
+    call_op(MLM_BACK, (grad, self, target, is_target), (reduction,)))
+
+
+def _check_label_prefix(target, n):
+    """torch's range check of the indices before each row's first negative one (reads the
+    values; skipped on tracers)."""
+    v = target._value
+    if isinstance(v, jax.core.Tracer) or v.size == 0:
+        return
+    a = np.asarray(v).reshape(-1, n)
+    valid = np.cumprod(a >= 0, axis=1).astype(bool)
+    if (valid & (a >= n)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+
+
+def _multilabel_margin_loss(input, target, reduction=MEAN):
+    """torch's multilabel_margin_loss (MultilabelMarginLossBackward0).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.multilabel_margin_loss(torch.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                            torch.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    _check_input_2d(input)
+    _check_long(target)
+    if input.ndim <= 1:
+        dim = 1 if input.ndim == 0 else input._shape[0]
+        ok = target.ndim <= 1 and target.numel() == dim
+    else:
+        ok = target.ndim == 2 and tuple(target._shape) == tuple(input._shape)
+    if not ok:
+        raise RuntimeError(f"inconsistent target size: {_dims_str(target._shape)} for input "
+                           f"of size: {_dims_str(input._shape)}")
+    _check_label_prefix(target, 1 if input.ndim == 0 else input._shape[-1])
+    return call_op(MULTILABEL_MARGIN, (input, target), (reduction,))[0]
+
+
+# ---- ctc_loss: torch's alpha-beta recursions (LossCTC.cpp), a lax.scan over time -----------
+_NEG_INF = -np.inf
+
+
+def _ctc_prep(log_probs, targets, input_lengths, target_lengths, blank):
+    """Per batch element: the extended labels (blank, l1, blank, l2, ..., blank) and
+    which of them may be reached by skipping one; masks from the (static) lengths."""
+    b = log_probs.shape[1]
+    lmax = max(target_lengths) if target_lengths else 0
+    s = 2 * lmax + 1
+    if targets.ndim == 1:  # concatenated: static gather indices from the lengths
+        offs = np.concatenate([[0], np.cumsum(target_lengths)[:-1]]).astype(np.int64)
+        idx = offs[:, None] + np.arange(max(lmax, 1))[None, :]
+        idx = np.minimum(idx, max(targets.shape[0] - 1, 0))
+        tg = targets[idx] if targets.shape[0] else jnp.zeros(idx.shape, targets.dtype)
+    else:
+        tg = targets[:, :max(lmax, 1)] if targets.shape[1] else \
+            jnp.zeros((b, 1), targets.dtype)
+    tl = np.asarray(target_lengths, np.int64)
+    pos = np.arange(s)
+    in_target = (pos[None, :] < 2 * tl[:, None] + 1)  # (B, S) static
+    lab_idx = np.maximum((pos - 1) // 2, 0)
+    ext = jnp.where(jnp.asarray(pos % 2 == 1)[None, :] & jnp.asarray(in_target),
+                    tg[:, lab_idx] if lmax else jnp.full((b, s), blank, tg.dtype), blank)
+    ext = ext.astype(jnp.int32)
+    prev2 = jnp.concatenate([jnp.full((b, 2), -1, ext.dtype), ext[:, :-2]], axis=1)
+    skip = (ext != blank) & (ext != prev2) & jnp.asarray(pos >= 2)[None, :]
+    return ext, skip, jnp.asarray(in_target), tl
+
+
+def _lse3(a, b, c):
+    m = jnp.maximum(jnp.maximum(a, b), c)
+    dead = jnp.isneginf(m)
+    safe = jnp.where(dead, jnp.zeros_like(m), m)
+    tot = jnp.exp(a - safe) + jnp.exp(b - safe) + jnp.exp(c - safe)
+    # log(1) where all are -inf: no inf * 0 in a jax vjp through the branch not taken
+    r = safe + jnp.log(jnp.where(dead, jnp.ones_like(tot), tot))
+    return jnp.where(dead, m, r)
+
+
+def _shift(a, k):
+    return jnp.concatenate([jnp.full(a.shape[:-1] + (k,), _NEG_INF, a.dtype), a[..., :-k]],
+                           axis=-1)
+
+
+def _ctc_k(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    t_max, b, _ = log_probs.shape
+    ext, skip, valid, tl = _ctc_prep(log_probs, targets, input_lengths, target_lengths, blank)
+    s = ext.shape[1]
+    ninf = jnp.asarray(_NEG_INF, log_probs.dtype)
+    lp_ext = jnp.take_along_axis(log_probs, jnp.broadcast_to(ext[None], (t_max, b, s)), axis=2)
+    pos = jnp.arange(s)[None, :]
+    a0 = jnp.where((pos == 0) | ((pos == 1) & jnp.asarray(tl > 0)[:, None]), lp_ext[0], ninf)
+    in_len = jnp.asarray(input_lengths)
+
+    def step(a, xs):
+        lp_t, t = xs
+        new = _lse3(a, _shift(a, 1), jnp.where(skip, _shift(a, 2), ninf)) + lp_t
+        new = jnp.where(valid, new, ninf)
+        a = jnp.where((t < in_len)[:, None], new, a)
+        return a, a
+
+    last, rest = jax.lax.scan(step, a0, (lp_ext[1:], jnp.arange(1, t_max)))
+    alphas = jnp.concatenate([a0[None], rest], axis=0)  # (T, B, S)
+    end = jnp.asarray(2 * tl)[:, None]
+    fin = jnp.where((pos == end) | ((pos == end - 1) & jnp.asarray(tl > 0)[:, None]), last,
+                    ninf)
+    nll = -jax.scipy.special.logsumexp(fin, axis=1)
+    # an empty input explains only an empty target (torch's -0.0)
+    empty_in = jnp.asarray(np.asarray(input_lengths) == 0)
+    nll = jnp.where(empty_in, jnp.where(jnp.asarray(tl == 0), -jnp.zeros_like(nll),
+                                        jnp.full_like(nll, np.inf)), nll)
+    return nll, jnp.transpose(alphas, (1, 0, 2))
+
+
+def _ctc_back_k(grad, log_probs, targets, result0, result1, input_lengths, target_lengths,
+                blank, zero_infinity):
+    t_max, b, c = log_probs.shape
+    ext, skip, valid, tl = _ctc_prep(log_probs, targets, input_lengths, target_lengths, blank)
+    s = ext.shape[1]
+    ninf = jnp.asarray(_NEG_INF, log_probs.dtype)
+    lp_ext = jnp.take_along_axis(log_probs, jnp.broadcast_to(ext[None], (t_max, b, s)), axis=2)
+    pos = jnp.arange(s)[None, :]
+    in_len = jnp.asarray(input_lengths)
+    end = jnp.asarray(2 * tl)[:, None]
+    skip_next = jnp.concatenate([skip[:, 2:], jnp.zeros((b, 2), bool)], axis=1)
+
+    def unshift(a, k):
+        return jnp.concatenate([a[..., k:], jnp.full(a.shape[:-1] + (k,), _NEG_INF, a.dtype)],
+                               axis=-1)
+
+    def step(beta, xs):
+        lp_t, t = xs
+        init = jnp.where((pos == end) | ((pos == end - 1) & jnp.asarray(tl > 0)[:, None]),
+                         lp_t, ninf)
+        rec = _lse3(beta, unshift(beta, 1), jnp.where(skip_next, unshift(beta, 2), ninf)) + lp_t
+        rec = jnp.where(valid, rec, ninf)
+        tt = t[None]
+        new = jnp.where((tt == in_len - 1)[:, None], init,
+                        jnp.where((tt < in_len - 1)[:, None], rec, ninf))
+        return new, new
+
+    beta0 = jnp.full((b, s), _NEG_INF, log_probs.dtype)
+    _, betas = jax.lax.scan(step, beta0, (lp_ext, jnp.arange(t_max)), reverse=True)
+    alphas = jnp.transpose(result1, (1, 0, 2))  # (T, B, S)
+    ab = alphas + betas
+    onehot = ext[:, :, None] == jnp.arange(c)[None, None, :]  # (B, S, C)
+    lcab = jax.scipy.special.logsumexp(
+        jnp.where(onehot[None], ab[..., None], ninf), axis=2)  # (T, B, C)
+    nll = result0
+    g = jnp.exp(log_probs) - jnp.exp(lcab + nll[None, :, None] - log_probs)
+    g = g * grad[None, :, None]
+    live = jnp.arange(t_max)[:, None] < in_len[None, :]
+    if zero_infinity:
+        live = live & ~jnp.isinf(nll)[None, :]
+    return jnp.where(live[..., None], g, jnp.zeros_like(g))
+
+
+CTC_BACK = defop("_ctc_loss_backward", _ctc_back_k,
+                 inputs=("grad", "log_probs", "targets", "neg_log_likelihood", "log_alpha"),
+                 attrs=("input_lengths", "target_lengths", "blank", "zero_infinity"),
+                 node="NotImplemented", nondiff=(2, 4),
+                 grad=_not_implemented("_ctc_loss_backward"),
+                 log_probs=_not_implemented("_ctc_loss_backward"),
+                 neg_log_likelihood=_not_implemented("_ctc_loss_backward"))
+CTC = defop("_ctc_loss", _ctc_k, inputs=("log_probs", "targets"),
+            attrs=("input_lengths", "target_lengths", "blank", "zero_infinity"),
+            outputs=("result0", "result1"), nondiff=(1,),
+            log_probs=lambda grad, log_probs, targets, result0, result1, input_lengths,
+            target_lengths, blank, zero_infinity:
+            call_op(CTC_BACK, (grad, log_probs, targets, result0, result1),
+                    (input_lengths, target_lengths, blank, zero_infinity)))
+
+
+def _lengths(v, name):
+    from ..tensor import Tensor
+    if isinstance(v, Tensor):
+        if v.dtype not in (D.uint8, D.int8, D.int16, D.int32, D.int64):
+            raise RuntimeError(f"{name} must be integral")
+        return tuple(int(x) for x in np.asarray(v._value).reshape(-1))  # static sizes
+    return tuple(int(x) for x in v)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=MEAN,
+             zero_infinity=False):
+    """torch.ctc_loss (reduction as torch's enum): the negative log likelihood of the
+    targets under all CTC alignments (CtcLossBackward0; 'mean' divides by target lengths).
+
+    >>> import eagergrad as torch
+    >>> lp = torch.zeros(2, 1, 2).log_softmax(2)
+    >>> torch.ctc_loss(lp, torch.tensor([[1]]), [2], [1], 0, 0)
+    tensor([0.2877])
+    """
+    from ..creation import tensor as _tensor
+    from ..creation import zeros
+    from ..tensor import Tensor
+    if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
+        raise TypeError("ctc_loss() received an invalid combination of arguments: lengths "
+                        "must be both Tensors or both sequences of ints")
+    il = _lengths(input_lengths, "input_lengths")
+    tl = _lengths(target_lengths, "target_lengths")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    _ctc_checks(lp, targets, il, tl, blank)
+    tg = targets if targets.dtype == D.int64 else targets.to(D.int64)
+    res = call_op(CTC, (lp, tg), (il, tl, int(blank), bool(zero_infinity)))[0]
+    if zero_infinity:
+        res = where(res == float("inf"), zeros((), dtype=res.dtype), res)
+    if reduction == MEAN:
+        tlt = _tensor(list(tl), dtype=res.dtype).clamp_min(1)
+        return (res / tlt).mean()
+    if reduction == SUM:
+        return res.sum()
+    return res if batched else res.squeeze(0)
+
+
+def _ctc_checks(lp, targets, il, tl, blank):
+    c = "ctc_loss_allocate_outputs"
+    bsz, n_labels = lp._shape[1], lp._shape[2]
+    if not (0 <= blank < n_labels):
+        raise RuntimeError("blank must be in label range")
+    if len(il) != bsz:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != bsz:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    if targets.ndim == 1:
+        if targets._shape[0] != sum(tl):
+            raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got "
+                               f"size {targets._shape[0]} for argument #2 'targets' (while "
+                               f"checking arguments for {c})")
+    else:
+        if targets._shape[0] != bsz:
+            raise RuntimeError(f"Expected tensor to have size {bsz} at dimension 0, but got "
+                               f"size {targets._shape[0]} for argument #2 'targets' (while "
+                               f"checking arguments for {c})")
+        mx = max(tl) if tl else 0
+        if targets._shape[1] < mx:
+            raise RuntimeError(f"Expected tensor to have size at least {mx} at dimension 1, "
+                               f"but got size {targets._shape[1]} for argument #2 'targets' "
+                               f"(while checking arguments for {c})")
+    for v in il:
+        if v > lp._shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most {lp._shape[0]}, "
+                               f"but got value {v} (while checking arguments for {c})")
+
+
+# ---- pdist: the p-norm distances between the rows of a matrix, pairs i < j ----------------
+def _pairs(n):
+    i, j = np.triu_indices(n, 1)
+    return i, j
+
+
+def _pdist_k(self, p):
+    i, j = _pairs(self.shape[0])
+    d = jnp.abs(self[i] - self[j])
+    if p == 0:
+        return jnp.sum(d != 0, axis=1).astype(self.dtype)
+    if p == np.inf:
+        return jnp.max(d, axis=1, initial=0.0)
+    if p == 1:
+        return jnp.sum(d, axis=1)
+    if p == 2:
+        return jnp.sqrt(jnp.sum(d * d, axis=1))
+    return jnp.sum(d ** p, axis=1) ** (1.0 / p)
+
+
+def _pdist_back_k(grad, self, result, p):
+    # torch's per-p formulas (DistanceOpsKernel.cpp), zeros where they divide by 0
+    i, j = _pairs(self.shape[0])
+    diff = self[i] - self[j]
+    g = grad[:, None]
+    r = result[:, None]
+    zero = jnp.zeros((), self.dtype)
+    a = jnp.abs(diff)
+    if p == 0:
+        gd = jnp.zeros_like(diff)
+    elif p == 1:
+        gd = jnp.sign(diff) * g
+    elif p < 1:
+        gd = jnp.where(diff == 0, zero, jnp.sign(diff) * a ** (p - 1) * g / r ** (p - 1))
+    elif p == 2:
+        gd = jnp.where(r == 0, zero, g * diff / jnp.where(r == 0, 1.0, r))
+    elif p == np.inf:
+        gd = jnp.sign(diff) * (a == r) * g
+    else:
+        gd = jnp.where(r == 0, zero, diff * a ** (p - 2) * g / r ** (p - 1))
+    out = jnp.zeros_like(self)
+    return out.at[i].add(gd).at[j].add(-gd)
+
+
+def _pdist_nyi(grad):
+    raise RuntimeError("the derivative for '_pdist_backward' is not implemented.")
+
+
+PDIST_BACK = defop("_pdist_backward", _pdist_back_k, inputs=("grad", "self", "result"),
+                   attrs=("p",), node="PdistBackwardBackward0", grad=_pdist_nyi,
+                   self=_pdist_nyi, result=_pdist_nyi)
+PDIST = defop("_pdist_forward", _pdist_k, attrs=("p",), node="PdistBackward0",
+              self=lambda grad, self, result, p: call_op(PDIST_BACK, (grad, self, result), (p,)))
+
+
+def pdist(input, p=2):
+    """torch.pdist: the p-norm distance between every pair of rows (i < j) of a matrix.
+
+    >>> import eagergrad as torch
+    >>> torch.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return call_op(PDIST, (input.contiguous(),), (float(p),))

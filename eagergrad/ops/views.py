@@ -19,7 +19,8 @@ import jax.numpy as jnp
 from .._storage import register_special, view_of, write_into  # noqa: F401
 from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
-from ..tensor import INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE, Tensor, _zeros_meta
+from ..tensor import (IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE,
+                      Tensor, _zeros_meta)
 from ._table import _record, defop, call_op
 
 def has_internal_overlap(t):
@@ -87,7 +88,13 @@ def handle_view_on_rebase(view, indirect=False):
             msg = f"{prefix} no_grad mode and {obj} modified inplace with grad mode enabled."
     else:
         msg = f"Output {view._out_nr} of {forward_name(fn)} is a view and {obj} modified inplace."
-    if meta == MULTI_OUTPUT:
+    if meta == IN_CUSTOM_FUNCTION:
+        msg += (" This view was created inside a custom Function (or because an input was "
+                "returned as-is) and the autograd logic to handle view+inplace would override "
+                "the custom backward associated with the custom Function, leading to incorrect "
+                "gradients. This behavior is forbidden. You can fix this by cloning the output "
+                "of the custom Function.")
+    elif meta == MULTI_OUTPUT:
         msg += (" This view is the output of a function that returns multiple views. Such "
                 "functions do not allow the output views to be modified inplace. You should "
                 "replace the inplace operation by an out-of-place one.")
