@@ -4,9 +4,11 @@ import math
 import warnings
 
 import jax
+import jax.numpy as jnp
 
 from .._torch_names import NN_INIT_NAMES, nn_getattr
-from ..creation import _next_key, eye
+from ..creation import _next_key
+from ..creation import eye as _eye
 from ..engine.grad_mode import no_grad
 from ..tensor import _make
 
@@ -141,7 +143,7 @@ def eye_(tensor):
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
+        return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype))
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
@@ -195,6 +197,109 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-D (conv weight) tensor with the Dirac delta: the identity map
+    on the first min(out/groups, in) channels of each group.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.init.dirac_(torch.empty(2, 2, 3))[:, :, 1]
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    dimensions = tensor.ndimension()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    centre = tuple(n // 2 for n in sizes[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min_dim):
+                tensor[(g * out_chans_per_grp + d, d) + centre] = 1
+    return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill with a (semi-)orthogonal matrix (QR of a normal draw, signs fixed by R's
+    diagonal), trailing dims flattened; times `gain`.
+
+    >>> import eagergrad as torch
+    >>> w = torch.nn.init.orthogonal_(torch.empty(3, 5))
+    >>> bool(torch.allclose(w @ w.T, torch.eye(3), atol=1e-5))
+    True
+    """
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)._value
+    if rows < cols:
+        flattened = flattened.T
+    q, r = jnp.linalg.qr(flattened)
+    q = q * jnp.sign(jnp.diagonal(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        tensor.view_as(_make(q)).copy_(_make(q))
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-D tensor with N(0, std**2), then zero ceil(sparsity * rows) random rows of
+    each column.
+
+    >>> import eagergrad as torch
+    >>> w = torch.nn.init.sparse_(torch.empty(4, 3), sparsity=0.5)
+    >>> (w == 0).sum(0).tolist()
+    [2, 2, 2]
+    """
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = jax.random.permutation(_next_key(None), rows)
+            zero_indices = _make(row_indices[:num_zeros])
+            tensor[zero_indices, col_idx] = 0
+    return tensor
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"Deprecated alias of nn.init.{new_name} (FutureWarning)."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
 
 
 __getattr__ = nn_getattr("eagergrad.nn.init", "torch.nn.init", NN_INIT_NAMES)

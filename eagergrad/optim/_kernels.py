@@ -115,3 +115,117 @@ def adagrad(p, g, acc, step, *, h, maximize, weight_decay):
     acc = acc + g * g
     std = jnp.sqrt(acc) + s(h[2])
     return p + s(-clr) * g / std, acc, step
+
+
+@_jit(maximize=0, weight_decay=0)
+def adadelta(p, g, sq, acc, step, *, h, maximize, weight_decay):
+    """h = [lr, rho, eps, weight_decay, 1 - rho]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(h[3]) * p
+    sq = sq * s(h[1]) + s(h[4]) * g * g
+    std = jnp.sqrt(sq + s(h[2]))
+    delta = jnp.sqrt(acc + s(h[2])) / std * g
+    acc = acc * s(h[1]) + s(h[4]) * delta * delta
+    return p + s(-h[0]) * delta, sq, acc, step
+
+
+@_jit(maximize=0, weight_decay=0, small=0)
+def adamax(p, g, m, u, step, *, h, maximize, weight_decay, small):
+    """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(h[4]) * p
+    m = _lerp(m, g, s(h[5]), small)
+    u = jnp.maximum(u * s(h[2]), jnp.abs(g) + s(h[3]))
+    clr = h[0] / (1 - h[1] ** step.astype(jnp.float64))
+    return p + s(-clr) * m / u, m, u, step
+
+
+@_jit(maximize=0, weight_decay=0, decoupled=0, small=0)
+def nadam(p, g, m, v, mu_product, step, *, h, maximize, weight_decay, decoupled, small):
+    """h = [lr, beta1, beta2, eps, weight_decay, momentum_decay, 1 - beta1, 1 - beta2,
+    1 - lr * wd]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    n = step.astype(jnp.float64)
+    g = -g if maximize else g
+    bc2 = 1 - h[2] ** n
+    if weight_decay and decoupled:
+        p = p * s(h[8])
+    elif weight_decay:
+        g = g + s(h[4]) * p
+    mu = h[1] * (1.0 - 0.5 * 0.96 ** (n * h[5]))
+    mu_next = h[1] * (1.0 - 0.5 * 0.96 ** ((n + 1) * h[5]))
+    mu_product = mu_product * mu.astype(mu_product.dtype)
+    m = _lerp(m, g, s(h[6]), small)
+    v = v * s(h[2]) + s(h[7]) * g * g
+    denom = jnp.sqrt(v / s(bc2)) + s(h[3])
+    mp = mu_product.astype(jnp.float64)
+    p = p + s(-h[0] * (1.0 - mu) / (1.0 - mp)) * g / denom
+    p = p + s((-h[0] * mu_next) / (1.0 - mp * mu_next)) * m / denom
+    return p, m, v, mu_product, step
+
+
+@_jit(maximize=0, weight_decay=0, decoupled=0, small=0)
+def radam(p, g, m, v, step, *, h, maximize, weight_decay, decoupled, small):
+    """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1, 1 - beta2, 1 - lr * wd]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    n = step.astype(jnp.float64)
+    g = -g if maximize else g
+    if weight_decay and decoupled:
+        p = p * s(h[7])
+    elif weight_decay:
+        g = g + s(h[4]) * p
+    m = _lerp(m, g, s(h[5]), small)
+    v = v * s(h[2]) + s(h[6]) * g * g
+    bc1 = 1 - h[1] ** n
+    bc2 = 1 - h[2] ** n
+    corrected = m / s(bc1)
+    rho_inf = 2 / (1 - h[2]) - 1
+    rho_t = rho_inf - 2 * n * (h[2] ** n) / bc2
+    # (torch branches on rho_t > 5 in Python; both sides are computed here)
+    rect = jnp.sqrt(jnp.abs((rho_t - 4) * (rho_t - 2) * rho_inf
+                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)))
+    adaptive = 1 / (jnp.sqrt(v) + s(h[3])) * s(jnp.sqrt(bc2))
+    scaled = corrected * s(h[0])
+    return (jnp.where(rho_t > 5.0, p - scaled * adaptive * s(rect), p - scaled), m, v, step)
+
+
+@_jit(maximize=0)
+def rprop(p, g, prev, step_size, step, *, h, maximize):
+    """h = [etaminus, etaplus, step_size_min, step_size_max]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    sign = jnp.sign(g * prev)
+    sign = jnp.where(sign > 0, s(h[1]), sign)  # sign[sign.gt(0)] = etaplus, ...
+    sign = jnp.where(sign < 0, s(h[0]), sign)
+    sign = jnp.where(sign == 0, jnp.ones_like(sign), sign)
+    step_size = jnp.clip(step_size * sign, s(h[2]), s(h[3]))
+    g = jnp.where(sign == s(h[0]), jnp.zeros_like(g), g)
+    return p - jnp.sign(g) * step_size, g, step_size, step
+
+
+@_jit(maximize=0, weight_decay=0)
+def asgd(p, g, ax, eta, mu, step, *, h, maximize, weight_decay):
+    """h = [lr, lambd, alpha, t0, weight_decay]."""
+    s = lambda x: x.astype(p.dtype)
+    step = step + 1
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + s(h[4]) * p
+    eta_value = eta.astype(jnp.float64)
+    p = p * s(1 - h[1] * eta_value)
+    p = p + s(-eta_value) * g
+    # (torch: ax.add_(param.sub(ax).mul_(mu)) if mu.item() != 1, else ax.copy_(param))
+    ax = jnp.where(mu != 1, ax + (p - ax) * s(mu), p)
+    n = step.astype(jnp.float64)
+    eta = (h[0] / ((1 + h[1] * h[0] * n) ** h[2])).astype(eta.dtype)
+    mu = (1 / jnp.maximum(1.0, n - h[3])).astype(mu.dtype)
+    return p, ax, eta, mu, step

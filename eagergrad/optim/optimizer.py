@@ -14,7 +14,8 @@ from .. import _dtypes as D
 from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..engine.hooks import RemovableHandle
-from ..tensor import Tensor, _make, reset_grad, typename as _typename
+from ..tensor import Tensor, _make, reset_grad
+from ..tensor import typename as _typename
 
 __all__ = ["Optimizer", "required"]
 
@@ -40,6 +41,17 @@ def _scalar_dtype():
 
 def _step_tensor():
     return _tensor(0.0, dtype=_scalar_dtype())
+
+
+def _upgrade_step(opt, *keys):
+    """__setstate__: state entries saved as Python numbers ("step", `keys`) become scalar
+    tensors, as torch's optimizers convert old checkpoints."""
+    for group in opt.param_groups:
+        for p in group["params"]:
+            p_state = opt.state.get(p, [])
+            for key in ("step",) + keys:
+                if len(p_state) != 0 and not isinstance(p_state[key], Tensor):
+                    p_state[key] = _tensor(float(p_state[key]), dtype=_scalar_dtype())
 
 
 def _put(t, arr, bumps=1):

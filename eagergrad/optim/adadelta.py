@@ -1,0 +1,72 @@
+"""Adadelta (weight decay, maximize)."""
+import numpy as np
+
+from ..creation import zeros_like
+from . import _kernels as K
+from .optimizer import Optimizer, _hyper, _put, _step_tensor, _upgrade_step
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler), torch's single-tensor formulas.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.Adadelta([w], lr=1.0)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.9968, 0.9968], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        _upgrade_step(self)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        rho, wd = _hyper(group["rho"]), _hyper(group["weight_decay"])
+        h = np.array([_hyper(group["lr"]), rho, group["eps"], wd, 1 - rho], np.float64)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["square_avg"] = zeros_like(p)
+                state["acc_delta"] = zeros_like(p)
+            if group["capturable"]:
+                raise AssertionError(
+                    "If capturable=True, params and state_steps must be on supported devices:"
+                    " ['cuda', 'xpu', 'hpu', 'privateuseone'].")
+            sq, acc, step = state["square_avg"], state["acc_delta"], state["step"]
+            out = K.adadelta(p._value, p.grad._value, sq._value, acc._value, step._value, h=h,
+                             maximize=bool(group["maximize"]), weight_decay=wd != 0)
+            _put(step, out[3])     # step += 1
+            _put(sq, out[1], 2)    # square_avg.mul_(rho).addcmul_(grad, grad, ...)
+            _put(acc, out[2], 2)   # acc_delta.mul_(rho).addcmul_(delta, delta, ...)
+            _put(p, out[0])        # param.add_(delta, alpha=-lr)

@@ -1,0 +1,91 @@
+"""NAdam (Nesterov-accelerated Adam, momentum decay, decoupled weight decay)."""
+import numpy as np
+
+from ..creation import tensor as _tensor
+from ..creation import zeros_like
+from . import _kernels as K
+from .optimizer import Optimizer, _hyper, _put, _scalar_dtype, _step_tensor, _upgrade_step
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat), torch's single-tensor formulas; state keeps `mu_product`.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.NAdam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.8944, 0.8944], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+        _upgrade_step(self, "mu_product")
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr = _hyper(group["lr"])
+        beta1, beta2 = (_hyper(b) for b in group["betas"])
+        wd = _hyper(group["weight_decay"])
+        h = np.array([lr, beta1, beta2, group["eps"], wd, group["momentum_decay"], 1 - beta1,
+                      1 - beta2, 1 - lr * wd], np.float64)
+        decoupled = bool(group["decoupled_weight_decay"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["mu_product"] = _tensor(1.0, dtype=_scalar_dtype())
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+            if group["capturable"]:
+                raise AssertionError(
+                    "If capturable=True, params, mu_products and state_steps must be on "
+                    "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            mu_product, step = state["mu_product"], state["step"]
+            out = K.nadam(p._value, p.grad._value, m._value, v._value, mu_product._value,
+                          step._value, h=h, maximize=bool(group["maximize"]),
+                          weight_decay=wd != 0, decoupled=decoupled,
+                          small=abs(1 - beta1) < 0.5)
+            _put(step, out[4])        # step_t += 1
+            _put(mu_product, out[3])  # mu_product *= mu
+            _put(m, out[1])           # exp_avg.lerp_(grad, 1 - beta1)
+            _put(v, out[2], 2)        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+            # (param.mul_(1 - lr * wd)), param.addcdiv_(grad, ...), param.addcdiv_(exp_avg, ...)
+            _put(p, out[0], 3 if wd != 0 and decoupled else 2)

@@ -1,0 +1,81 @@
+"""RAdam (rectified Adam, decoupled weight decay)."""
+import numpy as np
+
+from ..creation import zeros_like
+from . import _kernels as K
+from .optimizer import Optimizer, _check_capturable, _hyper, _put, _step_tensor, _upgrade_step
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """RAdam (Liu et al.), torch's single-tensor formulas: plain momentum SGD while the
+    variance is not tractable (rho_t <= 5), rectified Adam after.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.RAdam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.8000, 0.8000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("capturable", False)
+        _upgrade_step(self)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr = _hyper(group["lr"])
+        beta1, beta2 = (_hyper(b) for b in group["betas"])
+        wd = _hyper(group["weight_decay"])
+        h = np.array([lr, beta1, beta2, group["eps"], wd, 1 - beta1, 1 - beta2, 1 - lr * wd],
+                     np.float64)
+        decoupled = bool(group["decoupled_weight_decay"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+            _check_capturable(group)
+            m, v, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
+            out = K.radam(p._value, p.grad._value, m._value, v._value, step._value, h=h,
+                          maximize=bool(group["maximize"]), weight_decay=wd != 0,
+                          decoupled=decoupled, small=abs(1 - beta1) < 0.5)
+            _put(step, out[3])   # step_t += 1
+            _put(m, out[1])      # exp_avg.lerp_(grad, 1 - beta1)
+            _put(v, out[2], 2)   # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+            _put(p, out[0], 2 if wd != 0 and decoupled else 1)  # (mul_), add_

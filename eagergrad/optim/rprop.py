@@ -1,0 +1,69 @@
+"""Rprop (resilient backpropagation)."""
+import numpy as np
+
+from ..creation import full_like, zeros_like
+from . import _kernels as K
+from .optimizer import Optimizer, _check_capturable, _hyper, _put, _step_tensor, _upgrade_step
+
+__all__ = ["Rprop"]
+
+
+class Rprop(Optimizer):
+    """Rprop: per-element step sizes grown by etaplus while the gradient keeps its sign,
+    shrunk by etaminus when it flips (that step skipped), torch's formulas.
+
+    >>> import eagergrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.Rprop([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w
+    tensor([0.9000, 0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        _upgrade_step(self)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a .grad; returns closure()'s loss."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
+        h = np.array([etaminus, etaplus, lo, hi], np.float64)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                lr = _hyper(group["lr"])
+                state["step"] = _step_tensor()
+                state["prev"] = zeros_like(p)
+                state["step_size"] = full_like(p.grad, complex(lr, lr) if p.is_complex()
+                                               else lr)
+            _check_capturable(group)
+            prev, step_size, step = state["prev"], state["step_size"], state["step"]
+            out = K.rprop(p._value, p.grad._value, prev._value, step_size._value,
+                          step._value, h=h, maximize=bool(group["maximize"]))
+            _put(step, out[3])          # step += 1
+            _put(step_size, out[2], 2)  # step_size.mul_(sign).clamp_(...)
+            _put(p, out[0])             # param.addcmul_(grad.sign(), step_size, value=-1)
+            _put(prev, out[1])          # prev.copy_(grad)
