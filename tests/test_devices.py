@@ -215,3 +215,8 @@ def test_set_default_tensor_type():
         finally:
             L.set_default_dtype(L.float32)
     same(f, quiet=True)
+
+
+def test_module_cuda_raises_torch_s_error_without_a_gpu():
+    same_error(lambda m: m.nn.Linear(2, 2).cuda(), "Torch not compiled with CUDA enabled",
+               AssertionError)

@@ -654,7 +654,8 @@ class Module:
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        raise missing("torch.nn.Module.cuda")
+        """Move parameters and buffers to a GPU (torch's errors where there is none)."""
+        return self._apply(lambda t: t.cuda(device))
 
     def type(self, dst_type):
         """Cast every parameter and buffer to `dst_type`."""
