@@ -2,10 +2,180 @@
 name are appended to it), same format as _samples.py; SPECIAL: samples at their special
 points (merged into test_special_points.SPECIAL); SMOOTH: op name -> why it needs
 none (merged into test_special_points.SMOOTH)."""
-from _samples import S, F, C, V, I  # noqa: F401
+from _samples import C, F, I, S, V
 
-SAMPLES = {}
 
-SPECIAL = {}
+def _f(m):
+    return m.nn.functional
 
-SMOOTH = {}
+
+def _pad(mode, p):
+    return lambda m, x: _f(m).pad(x, p, mode=mode)
+
+
+_LINEAR = "a linear map (a fixed gather/scatter of the input): the same at every point"
+
+SAMPLES = {
+    "reflection_pad1d": [
+        S(_pad("reflect", (2, 1)), F(2, 2, 4), name="reflect 1-d"),
+        S(_pad("reflect", (-1, 3)), C(3, 5), name="reflect 1-d unbatched, negative, complex"),
+    ],
+    "reflection_pad2d": [S(_pad("reflect", (2, 1, 0, 2)), F(1, 2, 3, 4), name="reflect 2-d")],
+    "reflection_pad3d": [S(_pad("reflect", (1, 0, 1, 1, 0, 1)), F(2, 2, 3, 2),
+                           name="reflect 3-d unbatched")],
+    "replication_pad1d": [
+        S(_pad("replicate", (3, 1)), F(2, 2, 3), name="replicate 1-d"),
+        S(_pad("replicate", (-1, 2)), C(2, 4), name="replicate unbatched, negative, complex"),
+    ],
+    "replication_pad2d": [S(_pad("replicate", (1, 2, 2, 0)), F(1, 2, 3, 3),
+                            name="replicate 2-d")],
+    "replication_pad3d": [S(_pad("replicate", (1, 1, 0, 1, 2, 0)), F(1, 1, 2, 2, 3),
+                            name="replicate 3-d")],
+    "copy": [
+        S(_pad("circular", (2, 1)), F(2, 3, 4), name="circular pad 1-d"),
+        S(_pad("circular", (1, -1, 2, 1)), F(1, 3, 4), name="circular pad 2-d unbatched"),
+    ],
+}
+for _kind, _mode in (("reflection", "reflect"), ("replication", "replicate")):
+    for _nd, _shape in ((1, (2, 2, 4)), (2, (1, 2, 3, 4)), (3, (1, 1, 3, 3, 3))):
+        SAMPLES[f"{_kind}_pad{_nd}d_backward"] = [
+            S(_pad(_mode, (1, 2) * _nd), F(*_shape), name=f"{_mode} {_nd}-d (double backward)")]
+
+
+def _up(mode, **kw):
+    return lambda m, x: _f(m).interpolate(x, mode=mode, **kw)
+
+
+_UPSAMPLE = {  # op: (mode, input shape, kwargs) ...
+    "upsample_nearest1d": [("nearest", (2, 2, 3), {"scale_factor": 2.5}),
+                           ("nearest", (1, 2, 5), {"size": 3})],
+    "upsample_nearest2d": [("nearest", (1, 2, 2, 3), {"scale_factor": (2, 1.5)})],
+    "upsample_nearest3d": [("nearest", (1, 1, 2, 2, 3), {"size": (3, 2, 4)})],
+    "_upsample_nearest_exact1d": [("nearest-exact", (1, 2, 3), {"scale_factor": 1.7})],
+    "_upsample_nearest_exact2d": [("nearest-exact", (1, 2, 3, 2), {"size": (2, 5)})],
+    "_upsample_nearest_exact3d": [("nearest-exact", (1, 1, 2, 3, 2),
+                                   {"scale_factor": 1.5, "recompute_scale_factor": True})],
+    "upsample_linear1d": [("linear", (2, 2, 3), {"scale_factor": 2.5}),
+                          ("linear", (1, 2, 4), {"size": 3, "align_corners": True})],
+    "upsample_bilinear2d": [("bilinear", (1, 2, 3, 3), {"size": (5, 2)}),
+                            ("bilinear", (2, 1, 2, 3), {"scale_factor": (1.3, 2.0),
+                                                            "align_corners": True})],
+    "upsample_trilinear3d": [("trilinear", (1, 1, 2, 2, 3), {"size": (3, 3, 2)})],
+    "upsample_bicubic2d": [("bicubic", (1, 2, 3, 3), {"scale_factor": 1.5}),
+                           ("bicubic", (1, 1, 3, 4), {"size": (2, 5), "align_corners": True})],
+}
+for _op, _cases in _UPSAMPLE.items():
+    SAMPLES[_op] = [S(_up(mode, **kw), F(*shape), name=f"{mode} {kw}")
+                    for mode, shape, kw in _cases]
+    _mode, _shape, _kw = _cases[0]
+    SAMPLES[_op + "_backward"] = [S(_up(_mode, **_kw), F(*_shape),
+                                    name=f"{_mode} {_kw} (double backward)")]
+
+SAMPLES["adaptive_max_pool2d"] = [
+    S(lambda m, x: _f(m).adaptive_max_pool2d(x, (2, 3), return_indices=True), F(1, 2, 5, 4),
+      name="overlapping windows, indices"),
+    S(lambda m, x: _f(m).adaptive_max_pool1d(x, 2), F(2, 3), name="adaptive_max_pool1d unbatched"),
+]
+SAMPLES["adaptive_max_pool2d_backward"] = [
+    S(lambda m, x: _f(m).adaptive_max_pool2d(x, 2), F(1, 1, 3, 4),
+      name="adaptive_max_pool2d (double backward)")]
+
+
+def _bag(mode, offsets=(0, 2, 2), **kw):
+    return lambda m, i, w, *p: _f(m).embedding_bag(
+        i, w, m.tensor(list(offsets)), mode=mode,
+        per_sample_weights=p[0] if p else None, **kw)
+
+
+_BAG_IDX = [1, 2, 4, 5, 4, 3]
+SAMPLES["embedding_bag"] = [
+    # torch has no double backward for embedding_bag (its backward's node raises)
+    S(_bag("sum"), I(_BAG_IDX), F(6, 3), double_backward=False, name="sum, an empty bag"),
+    S(_bag("mean", padding_idx=4), I(_BAG_IDX), F(6, 3), double_backward=False,
+      jax=False, fd=False, name="mean, padding_idx (torch's gradient skips the row)"),
+    S(_bag("max", (0, 3, 6), include_last_offset=True), I(_BAG_IDX), F(6, 3),
+      double_backward=False, name="max, include_last_offset"),
+    S(_bag("sum"), I(_BAG_IDX), F(6, 3), F(6), double_backward=False,
+      name="per_sample_weights"),
+]
+SAMPLES["_embedding_bag_backward"] = [
+    S(lambda m, i, w: _f(m).embedding_bag(i, w, mode="mean").sum(), I([[0, 2], [2, 1]]),
+      F(3, 2), double_backward=False, name="2-d input, mean (first order)")]
+SAMPLES["_embedding_bag_per_sample_weights_backward"] = [
+    S(_bag("sum", padding_idx=2), I(_BAG_IDX), F(6, 3), F(6), double_backward=False,
+      name="per_sample_weights, padding_idx (first order)")]
+
+SAMPLES["im2col"] = [
+    S(lambda m, x: _f(m).unfold(x, (2, 3), padding=1, stride=(1, 2)), F(1, 2, 4, 5),
+      name="unfold padding, stride"),
+    S(lambda m, x: _f(m).unfold(x, 2, dilation=(2, 1)), C(2, 4, 3),
+      name="unfold unbatched, dilation, complex"),
+]
+SAMPLES["col2im"] = [
+    S(lambda m, x: _f(m).fold(x, (4, 5), (2, 3), padding=1, stride=(1, 2)), F(1, 12, 15),
+      name="fold padding, stride"),
+    S(lambda m, x: _f(m).fold(x, (3, 3), 2), F(4, 4), name="fold unbatched, overlapping"),
+]
+SAMPLES["pixel_shuffle"] = [
+    S(lambda m, x: _f(m).pixel_shuffle(x, 2), F(1, 8, 2, 3), name="pixel_shuffle"),
+    S(lambda m, x: m.pixel_shuffle(x, 3), C(9, 1, 2), name="unbatched, complex"),
+]
+SAMPLES["pixel_unshuffle"] = [
+    S(lambda m, x: _f(m).pixel_unshuffle(x, 2), F(2, 1, 2, 4, 6), name="pixel_unshuffle 5-d"),
+]
+
+_GRID = [[[[-0.9, -0.3], [0.2, 0.7]], [[1.3, 0.1], [0.4, -1.2]], [[0.05, 0.55], [-0.6, 0.35]]]]
+
+
+def _gs(mode, pm, ac):
+    return lambda m, x, g: _f(m).grid_sample(x, g, mode=mode, padding_mode=pm,
+                                             align_corners=ac)
+
+
+SAMPLES["grid_sampler_2d"] = [
+    S(_gs("bilinear", "zeros", False), F(1, 2, 3, 4), V(_GRID), name="bilinear zeros"),
+    S(_gs("bilinear", "reflection", True), F(1, 1, 3, 3), V(_GRID),
+      name="bilinear reflection align_corners"),
+    S(_gs("nearest", "border", False), F(1, 2, 3, 4), V(_GRID), name="nearest border"),
+]
+SAMPLES["grid_sampler_2d_backward"] = [
+    S(_gs("bilinear", "border", False), F(1, 1, 3, 4), V(_GRID),
+      name="bilinear border (double backward)")]
+SAMPLES["_grid_sampler_2d_double_backward"] = [
+    S(_gs("bilinear", "zeros", True), F(1, 1, 3, 3), V(_GRID),
+      name="bilinear zeros (double backward)")]
+SAMPLES["affine_grid_generator"] = [
+    S(lambda m, t: _f(m).affine_grid(t, (2, 1, 3, 4), align_corners=False), F(2, 2, 3),
+      name="affine_grid"),
+    S(lambda m, t: _f(m).affine_grid(t, (1, 2, 2, 3), align_corners=True), F(1, 2, 3),
+      name="affine_grid align_corners"),
+]
+
+SPECIAL = {
+    "grid_sampler_2d": [
+        # sample points on pixel centres and on the border (the bilinear kinks)
+        S(_gs("bilinear", "zeros", True), F(1, 1, 3, 3),
+          V([[[[0.0, 0.0], [1.0, -1.0]], [[-1.0, 0.5], [0.5, 1.0]]]]),
+          jax=False, fd=False, name="grid points on the pixel lattice"),
+    ],
+    "embedding_bag": [
+        S(_bag("max"), I([1, 2, 2, 0]), V([[1.0, 2.0], [1.0, 2.0], [1.0, -1.0]]),
+          double_backward=False, name="max: tied rows, the first wins"),
+    ],
+    "adaptive_max_pool2d": [
+        S(lambda m, x: _f(m).adaptive_max_pool2d(x, (1, 2)),
+          V([[[1.0, 1.0, 0.5], [-1.0, 1.0, 1.0]]]), name="ties: the first max in scan order"),
+    ],
+}
+
+SMOOTH = {f"{k}_pad{nd}d{b}": _LINEAR for k in ("reflection", "replication")
+          for nd in (1, 2, 3) for b in ("", "_backward")}
+SMOOTH["_embedding_bag_backward"] = "linear in grad; torch has no derivative for it"
+SMOOTH["_embedding_bag_per_sample_weights_backward"] = "bilinear; torch has no derivative for it"
+SMOOTH.update(dict.fromkeys(("im2col", "col2im", "pixel_shuffle", "pixel_unshuffle"),
+                            _LINEAR))
+SMOOTH["affine_grid_generator"] = _LINEAR
+SMOOTH["grid_sampler_2d_backward"] = "its kinks are grid_sampler_2d's (SPECIAL there)"
+SMOOTH["_grid_sampler_2d_double_backward"] = "its kinks are grid_sampler_2d's (SPECIAL there)"
+SMOOTH["adaptive_max_pool2d_backward"] = "linear in grad_output (a gather at the indices)"
+SMOOTH.update({f"{k}{b}": _LINEAR for k in _UPSAMPLE for b in ("", "_backward")})

@@ -190,8 +190,9 @@ def test_module_errors(case):
     same_error(fn, phrase, exc=ValueError)
 
 
-def test_unsupported_padding_mode():
+def test_padding_mode_pads_first():
+    # (padding_mode is implemented with F.pad; tests/test_nn_spatial.py compares it with torch)
     import eagergrad as eg
-    m = eg.nn.Conv2d(3, 4, 3, padding_mode="reflect")
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        m(eg.ones(1, 3, 5, 5))
+    m = eg.nn.Conv2d(3, 4, 3, padding_mode="reflect", padding=1)
+    x = eg.ones(1, 3, 5, 5, requires_grad=True)
+    assert m(x).grad_fn.next_functions[0][0].name() == "ReflectionPad2DBackward0"

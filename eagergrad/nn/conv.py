@@ -53,6 +53,17 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        # F.pad's order (last dimension first) for a non-zeros padding_mode, as torch's
+        if isinstance(padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    self._reversed_padding_repeated_twice[2 * i] = total // 2
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - total // 2
+        else:
+            self._reversed_padding_repeated_twice = tuple(p for p in reversed(padding)
+                                                          for _ in range(2))
         shape = ((in_channels, out_channels // groups) if transposed else
                  (out_channels, in_channels // groups)) + tuple(kernel_size)
         self.weight = Parameter(empty(shape, **factory_kwargs))
@@ -88,12 +99,6 @@ class _ConvNd(Module):
             s += f", padding_mode={self.padding_mode}"
         return s
 
-    def _check_mode(self):
-        if self.padding_mode != "zeros":
-            # torch pads with F.pad (reflection/replication/circular kernels) first
-            raise NotImplementedError(f"eagergrad does not implement torch.nn."
-                                      f"{type(self).__name__}(padding_mode="
-                                      f"'{self.padding_mode}') yet")
 
 
 class _Conv(_ConvNd):
@@ -110,7 +115,10 @@ class _Conv(_ConvNd):
                          device, dtype)
 
     def forward(self, input):
-        self._check_mode()
+        if self.padding_mode != "zeros":
+            return type(self)._fn(F.pad(input, self._reversed_padding_repeated_twice,
+                                        mode=self.padding_mode), self.weight, self.bias,
+                                  self.stride, (0,) * self._n, self.dilation, self.groups)
         return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding,
                               self.dilation, self.groups)
 

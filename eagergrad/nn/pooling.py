@@ -140,3 +140,40 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    __module__ = "eagergrad.nn.modules.pooling"
+    __constants__ = ("output_size", "return_indices")
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Adaptive 1-d max pooling to `output_size`; return_indices gives (output, indices).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.AdaptiveMaxPool1d(2)(torch.tensor([[1., 3., 2., 0.]]))
+    tensor([[3., 2.]])
+    """
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Adaptive 2-d max pooling to `output_size` (None keeps that input size).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.AdaptiveMaxPool2d((3, None))
+    AdaptiveMaxPool2d(output_size=(3, None))
+    """
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
