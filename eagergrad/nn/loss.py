@@ -21,6 +21,25 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
+class _forward:
+    """`forward = _forward(function, *attrs)` in a loss class defines its forward(input,
+    target) as F.<function>(input, target) with the module's attributes `attrs` as keyword
+    arguments of the same names, in that order (a plain function named as a method of the
+    class, as the `def forward` it stands for)."""
+
+    def __init__(self, function, *attrs):
+        self.function, self.attrs = function, attrs
+
+    def __set_name__(self, owner, name):
+        function, attrs = self.function, self.attrs
+
+        def forward(self, input, target):
+            return getattr(F, function)(input, target, **{a: getattr(self, a) for a in attrs})
+
+        forward.__qualname__ = f"{owner.__qualname__}.{name}"
+        setattr(owner, name, forward)
+
+
 class L1Loss(_Loss):
     """Mean absolute error.
 
@@ -31,8 +50,7 @@ class L1Loss(_Loss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.l1_loss(input, target, reduction=self.reduction)
+    forward = _forward("l1_loss", "reduction")
 
 
 class MSELoss(_Loss):
@@ -45,8 +63,7 @@ class MSELoss(_Loss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
+    forward = _forward("mse_loss", "reduction")
 
 
 class SmoothL1Loss(_Loss):
@@ -63,8 +80,7 @@ class SmoothL1Loss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
-    def forward(self, input, target):
-        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+    forward = _forward("smooth_l1_loss", "reduction", "beta")
 
 
 class HuberLoss(_Loss):
@@ -81,8 +97,7 @@ class HuberLoss(_Loss):
         super().__init__(reduction=reduction)
         self.delta = delta
 
-    def forward(self, input, target):
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+    forward = _forward("huber_loss", "reduction", "delta")
 
 
 class NLLLoss(_WeightedLoss):
@@ -100,9 +115,7 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
-    def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+    forward = _forward("nll_loss", "weight", "ignore_index", "reduction")
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -121,10 +134,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight,
-                               ignore_index=self.ignore_index, reduction=self.reduction,
-                               label_smoothing=self.label_smoothing)
+    forward = _forward("cross_entropy", "weight", "ignore_index", "reduction", "label_smoothing")
 
 
 class BCELoss(_WeightedLoss):
@@ -137,9 +147,7 @@ class BCELoss(_WeightedLoss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, weight=self.weight,
-                                      reduction=self.reduction)
+    forward = _forward("binary_cross_entropy", "weight", "reduction")
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -176,8 +184,7 @@ class KLDivLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
-    def forward(self, input, target):
-        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+    forward = _forward("kl_div", "reduction", "log_target")
 
 
 class PoissonNLLLoss(_Loss):
@@ -275,9 +282,7 @@ class HingeEmbeddingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input, target):
-        return F.hinge_embedding_loss(input, target, margin=self.margin,
-                                      reduction=self.reduction)
+    forward = _forward("hinge_embedding_loss", "margin", "reduction")
 
 
 class TripletMarginLoss(_Loss):
@@ -345,8 +350,7 @@ class SoftMarginLoss(_Loss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.soft_margin_loss(input, target, reduction=self.reduction)
+    forward = _forward("soft_margin_loss", "reduction")
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
@@ -359,9 +363,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
-                                             reduction=self.reduction)
+    forward = _forward("multilabel_soft_margin_loss", "weight", "reduction")
 
 
 class MultiMarginLoss(_WeightedLoss):
@@ -385,9 +387,7 @@ class MultiMarginLoss(_WeightedLoss):
         self.p = p
         self.margin = margin
 
-    def forward(self, input, target):
-        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
-                                   weight=self.weight, reduction=self.reduction)
+    forward = _forward("multi_margin_loss", "p", "margin", "weight", "reduction")
 
 
 class MultiLabelMarginLoss(_Loss):
@@ -401,8 +401,7 @@ class MultiLabelMarginLoss(_Loss):
 
     __constants__ = ("reduction",)
 
-    def forward(self, input, target):
-        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+    forward = _forward("multilabel_margin_loss", "reduction")
 
 
 class CTCLoss(_Loss):

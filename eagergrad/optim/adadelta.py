@@ -3,7 +3,15 @@ import numpy as np
 
 from ..creation import zeros_like
 from . import _kernels as K
-from .optimizer import Optimizer, _hyper, _put, _step_tensor, _upgrade_step
+from .optimizer import (
+    Optimizer,
+    _check_hyper,
+    _hyper,
+    _put,
+    _set_group_defaults,
+    _step_tensor,
+    _upgrade_step,
+)
 
 __all__ = ["Adadelta"]
 
@@ -21,27 +29,15 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
         _upgrade_step(self)
 
     def step(self, closure=None):

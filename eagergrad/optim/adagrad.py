@@ -4,7 +4,15 @@ import numpy as np
 from .. import _dtypes as D
 from ..creation import full_like, zeros
 from . import _kernels as K
-from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put, _step_tensor
+from .optimizer import (
+    Optimizer,
+    _check_fused_foreach,
+    _check_hyper,
+    _hyper,
+    _put,
+    _set_group_defaults,
+    _step_tensor,
+)
 
 __all__ = ["Adagrad"]
 
@@ -23,19 +31,8 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hyper(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                     initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
@@ -47,11 +44,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+        _set_group_defaults(self, foreach=None, maximize=False, differentiable=False, fused=None)
 
     def step(self, closure=None):
         """One update of every parameter that has a .grad; returns closure()'s loss."""

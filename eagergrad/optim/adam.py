@@ -8,8 +8,10 @@ from .optimizer import (
     Optimizer,
     _check_capturable,
     _check_fused_foreach,
+    _check_hyper,
     _hyper,
     _put,
+    _set_group_defaults,
     _step_tensor,
 )
 
@@ -49,14 +51,7 @@ class Adam(Optimizer):
                 raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(eps=eps, betas=betas, weight_decay=weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
@@ -73,14 +68,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            group.setdefault("decoupled_weight_decay", False)
+        _set_group_defaults(self, amsgrad=False, maximize=False, foreach=None, capturable=False,
+                            differentiable=False, fused=None, decoupled_weight_decay=False)
 
     def step(self, closure=None):
         """One update of every parameter that has a .grad; returns closure()'s loss."""

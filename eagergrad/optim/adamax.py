@@ -3,7 +3,16 @@ import numpy as np
 
 from ..creation import zeros_like
 from . import _kernels as K
-from .optimizer import Optimizer, _check_capturable, _hyper, _put, _step_tensor, _upgrade_step
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _check_hyper,
+    _hyper,
+    _put,
+    _set_group_defaults,
+    _step_tensor,
+    _upgrade_step,
+)
 
 __all__ = ["Adamax"]
 
@@ -21,18 +30,7 @@ class Adamax(Optimizer):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
@@ -40,11 +38,8 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
         _upgrade_step(self)
 
     def step(self, closure=None):

@@ -4,7 +4,16 @@ import numpy as np
 from ..creation import tensor as _tensor
 from ..creation import zeros_like
 from . import _kernels as K
-from .optimizer import Optimizer, _hyper, _put, _scalar_dtype, _step_tensor, _upgrade_step
+from .optimizer import (
+    Optimizer,
+    _check_hyper,
+    _hyper,
+    _put,
+    _scalar_dtype,
+    _set_group_defaults,
+    _step_tensor,
+    _upgrade_step,
+)
 
 __all__ = ["ASGD"]
 
@@ -23,12 +32,7 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(lr=lr, weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
@@ -36,11 +40,8 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
         _upgrade_step(self, "eta", "mu")
 
     def step(self, closure=None):

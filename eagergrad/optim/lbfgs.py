@@ -13,7 +13,7 @@ from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..ops.shape import cat, view_as_real
 from ..tensor import Tensor
-from .optimizer import Optimizer, _hyper
+from .optimizer import Optimizer, _check_hyper, _hyper
 
 __all__ = ["LBFGS"]
 
@@ -152,10 +152,7 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_hyper(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,

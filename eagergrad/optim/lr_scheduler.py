@@ -190,18 +190,22 @@ def _warn_get_lr_called_within_step(sched):
                       "`get_last_lr()`.", UserWarning, stacklevel=2)
 
 
+def _lr_lambdas(optimizer, lr_lambda):
+    """LambdaLR's and MultiplicativeLR's `lr_lambdas`: one function per param group."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                         f"{len(lr_lambda)}")
+    return list(lr_lambda)
+
+
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch)."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
@@ -346,6 +350,24 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+def _check_schedulers(name, schedulers, optimizer):
+    """SequentialLR's and ChainedScheduler's checks of their `schedulers` (torch's errors)."""
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its "
+                            "attribute.")
+        if isinstance(s, ReduceLROnPlateau):
+            raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                             "requires additional kwargs to be specified when calling "
+                             f"`step`, but got one at index {i} in the given schedulers "
+                             "sequence.")
+        if optimizer != s.optimizer:
+            raise ValueError(f"{name} expects all schedulers to belong to the same "
+                             f"optimizer, but got scheduler {s.__class__.__name__} at "
+                             f"index {i} has {s.optimizer}, which is different from "
+                             f"{optimizer.__class__.__name__}.")
+
+
 class SequentialLR(LRScheduler):
     """Runs `schedulers` one after another, switching at the `milestones`."""
 
@@ -353,20 +375,7 @@ class SequentialLR(LRScheduler):
         name = self.__class__.__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
-        for i, s in enumerate(schedulers):
-            if not hasattr(s, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its "
-                                "attribute.")
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
-                                 "requires additional kwargs to be specified when calling "
-                                 f"`step`, but got one at index {i} in the given schedulers "
-                                 "sequence.")
-            if optimizer != s.optimizer:
-                raise ValueError(f"{name} expects all schedulers to belong to the same "
-                                 f"optimizer, but got scheduler {s.__class__.__name__} at "
-                                 f"index {i} has {s.optimizer}, which is different from "
-                                 f"{optimizer.__class__.__name__}.")
+        _check_schedulers(name, schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to "
                              "be one more than the number of milestone points, but got number "
@@ -426,13 +435,7 @@ class MultiplicativeLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
@@ -523,20 +526,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        for i, s in enumerate(schedulers):
-            if not hasattr(s, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its "
-                                "attribute.")
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
-                                 "requires additional kwargs to be specified when calling "
-                                 f"`step`, but got one at index {i} in the given schedulers "
-                                 "sequence.")
-            if optimizer != s.optimizer:
-                raise ValueError(f"{name} expects all schedulers to belong to the same "
-                                 f"optimizer, but got scheduler {s.__class__.__name__} at "
-                                 f"index {i} has {s.optimizer}, which is different from "
-                                 f"{optimizer.__class__.__name__}.")
+        _check_schedulers(name, schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")

@@ -79,6 +79,39 @@ def _check_fused_foreach(fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def _check_hyper(**hypers):
+    """torch's constructor checks of the hyperparameters given, in the order given (each
+    optimizer's own order): a Tensor lr must have one element; lr, eps and the others must be
+    >= 0, rho in [0, 1], each beta in [0, 1), 0 < etas[0] < 1 < etas[1]; ValueError."""
+    for name, value in hypers.items():
+        if name == "betas":
+            for i in (0, 1):
+                if not 0.0 <= value[i] < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {value[i]}")
+        elif name == "etas":
+            if not 0.0 < value[0] < 1.0 < value[1]:
+                raise ValueError(f"Invalid eta values: {value[0]}, {value[1]}")
+        elif name == "rho":
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Invalid rho value: {value}")
+        else:
+            if name == "lr" and hasattr(value, "numel") and value.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+            if not 0.0 <= value:
+                if name == "lr":
+                    raise ValueError(f"Invalid learning rate: {value}")
+                label = "epsilon" if name == "eps" else name
+                raise ValueError(f"Invalid {label} value: {value}")
+
+
+def _set_group_defaults(opt, /, **defaults):
+    """__setstate__: options missing from the groups of an old checkpoint take `defaults`
+    (group.setdefault, in the order given)."""
+    for group in opt.param_groups:
+        for name, default in defaults.items():
+            group.setdefault(name, default)
+
+
 def _hyper(x):
     """A hyperparameter as a Python number (a 1-element tensor's value)."""
     return x.item() if isinstance(x, Tensor) else x

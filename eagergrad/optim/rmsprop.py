@@ -3,7 +3,15 @@ import numpy as np
 
 from ..creation import zeros_like
 from . import _kernels as K
-from .optimizer import Optimizer, _check_capturable, _hyper, _put, _step_tensor
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _check_hyper,
+    _hyper,
+    _put,
+    _set_group_defaults,
+    _step_tensor,
+)
 
 __all__ = ["RMSprop"]
 
@@ -22,18 +30,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_hyper(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
@@ -41,13 +38,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _set_group_defaults(self, momentum=0, centered=False, foreach=None, maximize=False,
+                            differentiable=False, capturable=False)
 
     def step(self, closure=None):
         """One update of every parameter that has a .grad; returns closure()'s loss."""

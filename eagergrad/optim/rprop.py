@@ -3,7 +3,16 @@ import numpy as np
 
 from ..creation import full_like, zeros_like
 from . import _kernels as K
-from .optimizer import Optimizer, _check_capturable, _hyper, _put, _step_tensor, _upgrade_step
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _check_hyper,
+    _hyper,
+    _put,
+    _set_group_defaults,
+    _step_tensor,
+    _upgrade_step,
+)
 
 __all__ = ["Rprop"]
 
@@ -22,12 +31,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        _check_hyper(lr=lr, etas=etas)
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
                         maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
@@ -35,11 +39,8 @@ class Rprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _set_group_defaults(self, foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
         _upgrade_step(self)
 
     def step(self, closure=None):

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..tensor import _make
 from . import _kernels as K
-from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put
+from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put, _set_group_defaults
 
 __all__ = ["SGD"]
 
@@ -41,12 +41,8 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        _set_group_defaults(self, nesterov=False, maximize=False, foreach=None,
+                            differentiable=False, fused=False)
 
     def step(self, closure=None):
         """One update of every parameter that has a .grad; returns closure()'s loss."""
