@@ -5,6 +5,7 @@ graph with every node's _saved_* values, gradients, running stats, num_batches_t
 versions, reprs, state_dict keys, errors and warnings. Random dropout masks come from
 eagergrad's generator: their deterministic cases are compared with torch, the random
 ones checked by their structure (whole channels, 1 / (1 - p), alpha's affine map)."""
+import functools
 import warnings
 
 import jax
@@ -12,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from _nn_helpers import arrays, saved, walk
 from conftest import same, same_error
 
 import eagergrad as eg
@@ -22,28 +24,8 @@ import eagergrad as eg
 _EXTRA = {"_saved_dtype", ("SqueezeBackward1", "_saved_dim")}
 
 
-def _saved(fn):
-    out = {}
-    for k in sorted(a for a in dir(fn) if a.startswith("_saved_")):
-        if k in _EXTRA or (fn.name(), k) in _EXTRA:
-            continue
-        v = getattr(fn, k)
-        if callable(v):  # (eagergrad's node has a _saved_arrays method)
-            continue
-        out[k] = v.detach() if hasattr(v, "shape") else v
-    return out
-
-
-def _walk(fn):
-    """The graph below a node: (name, saved values, [children...])."""
-    if fn is None:
-        return None
-    return (fn.name(), _saved(fn), [_walk(n) for n, _ in fn.next_functions])
-
-
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
+_saved = functools.partial(saved, extra=_EXTRA)
+_walk = functools.partial(walk, extra=_EXTRA)
 
 
 def _load(L, m, seed, dtype="float32"):
@@ -54,7 +36,7 @@ def _load(L, m, seed, dtype="float32"):
         if k.endswith("num_batches_tracked"):
             sd[k] = L.tensor(3)
             continue
-        a = _arrays(seed, tuple(v.shape), dtype=dtype)[0]
+        a = arrays(seed, tuple(v.shape), dtype=dtype)[0]
         seed += 1
         sd[k] = L.tensor(np.abs(a) + 0.5 if k.endswith("running_var") else a)
     m.load_state_dict(sd)
@@ -70,9 +52,9 @@ def _steps(L, m, shape, dtype="float32", steps=2):
     forward."""
     res = [repr(m), sorted(m.state_dict())]
     for k in range(steps):
-        x = L.tensor(_arrays(10 + k, shape, dtype=dtype)[0] * 2 + 0.5, requires_grad=True)
+        x = L.tensor(arrays(10 + k, shape, dtype=dtype)[0] * 2 + 0.5, requires_grad=True)
         out = m(x)
-        v = L.tensor(_arrays(20 + k, tuple(out.shape), dtype=dtype)[0])
+        v = L.tensor(arrays(20 + k, tuple(out.shape), dtype=dtype)[0])
         (out * v).sum().backward()
         res += [out, _walk(out.grad_fn), x.grad, _buffers(m),
                 {k: p.grad.clone() for k, p in m.named_parameters()}]
@@ -80,7 +62,7 @@ def _steps(L, m, shape, dtype="float32", steps=2):
             for p in m.parameters():
                 p.sub_(0.1 * p.grad)
     m.eval()
-    x = L.tensor(_arrays(30, shape, dtype=dtype)[0], requires_grad=True)
+    x = L.tensor(arrays(30, shape, dtype=dtype)[0], requires_grad=True)
     out = m(x)
     out.sum().backward()
     return res + [out, _walk(out.grad_fn), x.grad, _buffers(m)]
@@ -113,7 +95,7 @@ def test_batch_norm_float64_and_fresh_init():
 
 def test_batch_norm_functional_and_native():
     def f(L):
-        x, w, b, rm = [L.tensor(a) for a in _arrays(1, (4, 3), (3,), (3,), (3,),
+        x, w, b, rm = [L.tensor(a) for a in arrays(1, (4, 3), (3,), (3,), (3,),
                                                     dtype="float64")]
         x.requires_grad_()
         rv = rm.abs() + 0.5
@@ -184,7 +166,7 @@ def test_batch_norm_module_twice_before_backward():
     backward is fine; an in-place edit of a running stat an eval node saved is caught."""
     def f(L):
         m = _load(L, L.nn.BatchNorm1d(3), 1)
-        x1, x2 = [L.tensor(a, requires_grad=True) for a in _arrays(7, (4, 3), (4, 3))]
+        x1, x2 = [L.tensor(a, requires_grad=True) for a in arrays(7, (4, 3), (4, 3))]
         out = m(x1) * m(x2)
         out.sum().backward()
         res = [out, x1.grad, x2.grad, m.weight.grad, _buffers(m)]
@@ -214,7 +196,7 @@ def test_batch_norm_state_dict_without_num_batches_tracked():
 def test_batch_norm_step_under_jit():
     """The in-place running-stat update is tracer-safe: a whole training step (momentum
     None: the factor is a traced 1 / num_batches_tracked) under jax.jit."""
-    xs = _arrays(5, (4, 3), (4, 3))
+    xs = arrays(5, (4, 3), (4, 3))
 
     def step(x, rm, rv, n, w):
         m = eg.nn.BatchNorm1d(3, momentum=None)
@@ -261,7 +243,7 @@ def test_instance_norm_modules_match_torch(kind):
 
 def test_instance_norm_functional_and_errors():
     def f(L):
-        x, rm = [L.tensor(a) for a in _arrays(3, (2, 3, 4), (3,), dtype="float64")]
+        x, rm = [L.tensor(a) for a in arrays(3, (2, 3, 4), (3,), dtype="float64")]
         rv = rm.abs() + 1
         out = L.nn.functional.instance_norm(x, rm, rv, use_input_stats=False)
         return out, rm, rv, rm._version, rv._version
@@ -319,7 +301,7 @@ def test_group_norm_errors():
 # ---- feature / alpha dropout --------------------------------------------------------------
 def test_feature_dropout_deterministic_cases_match_torch():
     def f(L):
-        x = L.tensor(_arrays(6, (2, 3, 4))[0], requires_grad=True)
+        x = L.tensor(arrays(6, (2, 3, 4))[0], requires_grad=True)
         y = x * 2
         F = L.nn.functional
         res = [F.dropout1d(y, 0.5, training=False) is y, F.dropout2d(y[None], 0.0).shape,

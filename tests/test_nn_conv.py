@@ -2,8 +2,8 @@
 weights (copied through load_state_dict), the same inputs; outputs, the whole grad_fn graph
 (names, recursively), parameter and input gradients, repr, initialisation bounds and
 torch's errors. (The ops' values, graphs and second-order gradients: tests/_samples_conv.py.)"""
-import numpy as np
 import pytest
+from _nn_helpers import arrays, copy_weights
 from conftest import same, same_error
 
 
@@ -13,11 +13,6 @@ def _walk(fn):
     return (fn.name(), [_walk(n) for n, _ in fn.next_functions])
 
 
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-
-
 def _run(L, make, x_shape, seed=0, dtype="float32"):
     """Module forward + backward of a weighted sum: output, graph, every gradient."""
     m = make(L)
@@ -25,12 +20,11 @@ def _run(L, make, x_shape, seed=0, dtype="float32"):
     if dtype != "float32":
         m = m.to(getattr(L, dtype))
     if ps:
-        arrays = _arrays(seed, *[tuple(p.shape) for _, p in ps], dtype=dtype)
-        m.load_state_dict({k: L.tensor(a) for (k, _), a in zip(ps, arrays)})
-    x = L.tensor(_arrays(seed + 1, x_shape, dtype=dtype)[0], requires_grad=True)
+        copy_weights(L, m, seed, dtype)
+    x = L.tensor(arrays(seed + 1, x_shape, dtype=dtype)[0], requires_grad=True)
     out = m(x)
     first = out[0] if isinstance(out, tuple) else out
-    v = L.tensor(_arrays(99, tuple(first.shape), dtype=dtype)[0])
+    v = L.tensor(arrays(99, tuple(first.shape), dtype=dtype)[0])
     (first * v).sum().backward()
     return out, _walk(first.grad_fn), {k: p.grad for k, p in m.named_parameters()}, x.grad
 
@@ -103,9 +97,9 @@ def test_init_bounds():
 def test_conv_transpose_output_size():
     def f(L):
         m = L.nn.ConvTranspose2d(2, 3, 3, stride=2)
-        load = _arrays(3, tuple(m.weight.shape), tuple(m.bias.shape))
+        load = arrays(3, tuple(m.weight.shape), tuple(m.bias.shape))
         m.load_state_dict({"weight": L.tensor(load[0]), "bias": L.tensor(load[1])})
-        x = L.tensor(_arrays(4, (1, 2, 4, 4))[0])
+        x = L.tensor(arrays(4, (1, 2, 4, 4))[0])
         return m(x, output_size=[10, 10]), m(x, output_size=(1, 3, 9, 10)).shape
     same(f)
 

@@ -3,8 +3,11 @@ torch: the same weights (copied through load_state_dict), the same inputs; outpu
 whole grad_fn graph with every node's _saved_* values, gradients, reprs, init, errors,
 Embedding's in-place max_norm renorm (values and version). Dropout's masks come from
 eagergrad's generator, so its random cases are checked by their structure."""
+import functools
+
 import numpy as np
 import pytest
+from _nn_helpers import arrays, copy_weights, saved, walk
 from conftest import same, same_error
 
 import eagergrad as eg
@@ -14,41 +17,14 @@ import eagergrad as eg
 _EXTRA = {"_saved_dtype", ("AddBackward1", "_saved_other")}
 
 
-def _saved(fn):
-    out = {}
-    for k in sorted(a for a in dir(fn) if a.startswith("_saved_")):
-        if k in _EXTRA or (fn.name(), k) in _EXTRA:
-            continue
-        v = getattr(fn, k)
-        if callable(v):  # (eagergrad's node has a _saved_arrays method)
-            continue
-        out[k] = v.detach() if hasattr(v, "shape") else v
-    return out
-
-
-def _walk(fn):
-    """The graph below a node: (name, saved values, [children...])."""
-    if fn is None:
-        return None
-    return (fn.name(), _saved(fn), [_walk(n) for n, _ in fn.next_functions])
-
-
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-
-
-def _copy_weights(L, m, seed):
-    names = [k for k, _ in m.named_parameters()]
-    arrays = _arrays(seed, *[tuple(p.shape) for _, p in m.named_parameters()])
-    m.load_state_dict({k: L.tensor(a) for k, a in zip(names, arrays)})
-    return m
+_saved = functools.partial(saved, extra=_EXTRA)
+_walk = functools.partial(walk, extra=_EXTRA)
 
 
 def _step(L, m, x):
     out = m(x)
     graph = _walk(out.grad_fn)
-    v = L.tensor(_arrays(99, tuple(out.shape))[0])
+    v = L.tensor(arrays(99, tuple(out.shape))[0])
     (out * v).sum().backward()
     return out, graph, {k: p.grad for k, p in m.named_parameters()}, \
         x.grad if x.is_leaf and x.requires_grad else None
@@ -75,8 +51,8 @@ _SORTED_DIMS = pytest.mark.xfail(strict=True, reason=(
                                   else k for k in sorted(NORMS)])
 def test_norm_modules_match_torch(kind):
     def f(L):
-        m = _copy_weights(L, NORMS[kind](L), 0)
-        x = L.tensor(_arrays(1, (2, 3, 4))[0], requires_grad=True)
+        m = copy_weights(L, NORMS[kind](L), 0)
+        x = L.tensor(arrays(1, (2, 3, 4))[0], requires_grad=True)
         return _step(L, m, x), repr(m), m.normalized_shape
     same(f)
 
@@ -91,14 +67,14 @@ def test_norm_init_and_state(kind):
 
 def test_layer_norm_saved_values_and_double_backward():
     def f(L):
-        x, w, b = [L.tensor(a, requires_grad=True) for a in _arrays(2, (3, 5), (5,), (5,),
+        x, w, b = [L.tensor(a, requires_grad=True) for a in arrays(2, (3, 5), (5,), (5,),
                                                                      dtype="float64")]
         out, mean, rstd = L.native_layer_norm(x, [5], w, b, 1e-5)
         g = out.grad_fn
         res = [out, mean, rstd, g._saved_input is x, g._saved_weight is w,
                g._saved_bias is b, g._saved_result1, g._saved_result2]
         gx, = L.autograd.grad((out ** 3).sum(), x, create_graph=True)
-        (gx * L.tensor(_arrays(3, (3, 5), dtype="float64")[0])).sum().backward()
+        (gx * L.tensor(arrays(3, (3, 5), dtype="float64")[0])).sum().backward()
         # (torch's gx comes from NativeLayerNormBackwardBackward0, ours from its formula's
         # own ops: values compared, not that node)
         return res, gx.detach(), x.grad, w.grad, b.grad
@@ -136,13 +112,13 @@ EMBEDDINGS = {
 @pytest.mark.parametrize("kind", sorted(EMBEDDINGS))
 def test_embedding_matches_torch(kind):
     def f(L):
-        m = _copy_weights(L, L.nn.Embedding(6, 3, **EMBEDDINGS[kind]), 3)
+        m = copy_weights(L, L.nn.Embedding(6, 3, **EMBEDDINGS[kind]), 3)
         i = L.tensor([[0, 2, 5], [5, 1, 2], [2, 2, 4]])
         v0 = m.weight._version
         out = m(i)
         graph = _walk(out.grad_fn)
         w_after = m.weight.detach().clone()
-        v = L.tensor(_arrays(4, tuple(out.shape))[0])
+        v = L.tensor(arrays(4, tuple(out.shape))[0])
         (out * v).sum().backward()
         return out, graph, m.weight.grad, w_after, m.weight._version - v0, \
             repr(m), m.padding_idx
@@ -158,7 +134,7 @@ def test_embedding_init_padding_row_and_from_pretrained():
     assert float(m.weight.std()) > 0.3  # normal_, not zeros
 
     def f(L):
-        w = L.tensor(_arrays(5, (3, 2))[0])
+        w = L.tensor(arrays(5, (3, 2))[0])
         m = L.nn.Embedding.from_pretrained(w)
         m2 = L.nn.Embedding.from_pretrained(w, freeze=False, padding_idx=1)
         out = m2(L.tensor([1, 0]))
@@ -200,7 +176,7 @@ def test_embedding_reprs():
 # ---- Dropout ------------------------------------------------------------------------------
 def test_dropout_deterministic_cases_match_torch():
     def f(L):
-        x = L.tensor(_arrays(6, (4, 5))[0], requires_grad=True)
+        x = L.tensor(arrays(6, (4, 5))[0], requires_grad=True)
         y = x * 1
         res = [L.nn.functional.dropout(y, 0.5, training=False) is y,
                L.nn.functional.dropout(y, 0.0) is y]

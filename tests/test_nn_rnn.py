@@ -5,16 +5,11 @@ SGD steps, double backward, reprs, parameters and init, PackedSequence handling 
 torch's errors. Dropout between layers is random: checked by structure and in eval."""
 import math
 
-import numpy as np
 import pytest
+from _nn_helpers import arrays, copy_weights
 from conftest import same, same_error
 
 import eagergrad as eg
-
-
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
 
 
 def _names(fn):
@@ -36,10 +31,7 @@ def _build(L, cls, kw, dtype="float32", seed=0):
     m = getattr(L.nn, cls)(**kw)
     if dtype == "float64":
         m = m.double()
-    names = [k for k, _ in m.named_parameters()]
-    arrays = _arrays(seed, *[tuple(p.shape) for _, p in m.named_parameters()], dtype=dtype)
-    m.load_state_dict({k: L.tensor(a) for k, a in zip(names, arrays)})
-    return m
+    return copy_weights(L, m, seed, dtype)
 
 
 def _flat(out):
@@ -59,7 +51,7 @@ def _run(L, m, x, hx=None, seed=1):
     out = m(x) if hx is None else m(x, hx)
     outs = _flat(out)
     graph = [_names(o.grad_fn) for o in outs]
-    vs = [L.tensor(a) for a in _arrays(seed, *[tuple(o.shape) for o in outs],
+    vs = [L.tensor(a) for a in arrays(seed, *[tuple(o.shape) for o in outs],
                                        dtype=str(outs[0].dtype).split(".")[-1])]
     sum((o * v).sum() for o, v in zip(outs, vs)).backward()
     leaves = [t for t in ([x] if not isinstance(x, tuple) else []) +
@@ -92,7 +84,7 @@ MODULES = [
 def test_forward_graph_backward(cls, kw, shape, dtype):
     def f(L):
         m = _build(L, cls, kw, dtype)
-        x = L.tensor(_arrays(2, shape, dtype=dtype)[0], requires_grad=True)
+        x = L.tensor(arrays(2, shape, dtype=dtype)[0], requires_grad=True)
         return _run(L, m, x)
     same(f, fused=True)
 
@@ -103,7 +95,7 @@ def _hx_for(L, cls, kw, batch, dtype, seed=3):
     h = kw.get("proj_size") or kw["hidden_size"]
     shape = (n, batch, h) if batch else (n, h)
     cshape = (n, batch, kw["hidden_size"]) if batch else (n, kw["hidden_size"])
-    a, b = _arrays(seed, shape, cshape, dtype=dtype)
+    a, b = arrays(seed, shape, cshape, dtype=dtype)
     hx = L.tensor(a, requires_grad=True)
     return (hx, L.tensor(b, requires_grad=True)) if cls == "LSTM" else hx
 
@@ -117,7 +109,7 @@ def test_given_hx(cls, kw, shape, dtype):
     """hx requiring grad: SelectBackward0 (mkldnn) / UnbindBackward0 (composite) edges."""
     def f(L):
         m = _build(L, cls, kw, dtype)
-        x = L.tensor(_arrays(2, shape, dtype=dtype)[0], requires_grad=True)
+        x = L.tensor(arrays(2, shape, dtype=dtype)[0], requires_grad=True)
         return _run(L, m, x, _hx_for(L, cls, kw, shape[1] if len(shape) == 3 else 0, dtype))
     same(f)
 
@@ -130,13 +122,13 @@ def test_packed_sequence(cls):
         u = L.nn.utils.rnn
         m = _build(L, cls, {"input_size": 3, "hidden_size": 2, "num_layers": 1 + (cls == "RNN"),
                                 "bidirectional": True})
-        x = L.tensor(_arrays(2, (3, 3, 3))[0], requires_grad=True)
+        x = L.tensor(arrays(2, (3, 3, 3))[0], requires_grad=True)
         p = u.pack_padded_sequence(x, [2, 3, 1], enforce_sorted=False)
         out, h = m(p)
         padded, lengths = u.pad_packed_sequence(out, padding_value=-2.0)
         hs = list(h) if isinstance(h, tuple) else [h]
         graph = [_names(t.grad_fn) for t in [out.data, padded] + hs]
-        vs = [L.tensor(a) for a in _arrays(5, *[tuple(t.shape) for t in [padded] + hs])]
+        vs = [L.tensor(a) for a in arrays(5, *[tuple(t.shape) for t in [padded] + hs])]
         sum((t * v).sum() for t, v in zip([padded] + hs, vs)).backward()
         return (out.batch_sizes, out.sorted_indices, out.unsorted_indices, padded, lengths,
                 hs, graph, x.grad, {k: p.grad for k, p in m.named_parameters()})
@@ -149,7 +141,7 @@ def test_sgd_training_steps():
         m = _build(L, "LSTM", {"input_size": 3, "hidden_size": 4})
         head = _build(L, "Linear", {"in_features": 4, "out_features": 1}, seed=7)
         opt = L.optim.SGD(list(m.parameters()) + list(head.parameters()), lr=0.1)
-        x, y = [L.tensor(a) for a in _arrays(2, (4, 2, 3), (4, 2, 1))]
+        x, y = [L.tensor(a) for a in arrays(2, (4, 2, 3), (4, 2, 1))]
         losses = []
         for _ in range(3):
             opt.zero_grad()
@@ -166,7 +158,7 @@ def test_double_backward_lstm():
     """torch differentiates MkldnnRnnLayerBackward0 with recorded ops under create_graph."""
     def f(L):
         m = _build(L, "LSTM", {"input_size": 3, "hidden_size": 2})
-        x = L.tensor(_arrays(2, (3, 2, 3))[0], requires_grad=True)
+        x = L.tensor(arrays(2, (3, 2, 3))[0], requires_grad=True)
         out, (_h, c) = m(x)
         g, = L.autograd.grad((out * out).sum() + c.sum(), x, create_graph=True)
         g2 = L.autograd.grad((g * g).sum(), [x, m.weight_hh_l0])
@@ -178,7 +170,7 @@ def test_double_backward_lstm():
 def test_saved_attributes():
     def f(L):
         m = _build(L, "LSTM", {"input_size": 3, "hidden_size": 2, "bidirectional": True})
-        x = L.tensor(_arrays(2, (3, 1, 3))[0], requires_grad=True)
+        x = L.tensor(arrays(2, (3, 1, 3))[0], requires_grad=True)
         out, _ = m(x)
         n = out.grad_fn.next_functions[1][0]  # the reverse direction's layer
         keys = [k for k in dir(n) if k.startswith("_saved_") and k != "_saved_result3"
@@ -192,7 +184,7 @@ def test_dropout_between_layers():
     layers, outputs differ from eval); eval: torch's values."""
     def f(L):
         m = _build(L, "GRU", {"input_size": 3, "hidden_size": 2, "num_layers": 2, "dropout": 0.5})
-        x = L.tensor(_arrays(2, (3, 2, 3))[0])
+        x = L.tensor(arrays(2, (3, 2, 3))[0])
         m.train()
         out, h = m(x)
         m.eval()
@@ -294,7 +286,7 @@ def test_rnn_utils():
     unpad_sequence, PackedSequence indexing / fields / .to, and their graphs."""
     def f(L):
         u = L.nn.utils.rnn
-        a, b, c = [L.tensor(v, requires_grad=True) for v in _arrays(4, (2, 2), (3, 2), (1, 2))]
+        a, b, c = [L.tensor(v, requires_grad=True) for v in arrays(4, (2, 2), (3, 2), (1, 2))]
         left = u.pad_sequence([a, b, c], batch_first=True, padding_value=0.5,
                               padding_side="left")
         right = u.pad_sequence([a, b, c])
@@ -315,7 +307,7 @@ def test_unbatched_and_zero_state():
     from the fields (data, batch_sizes)."""
     def f(L):
         m = _build(L, "LSTM", {"input_size": 3, "hidden_size": 2, "batch_first": True})
-        x = L.tensor(_arrays(2, (3, 3))[0])
+        x = L.tensor(arrays(2, (3, 3))[0])
         out, (h, c) = m(x)
         out2, (_h2, _c2) = m(x.unsqueeze(0))
         P = L.nn.utils.rnn.PackedSequence

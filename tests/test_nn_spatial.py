@@ -3,58 +3,32 @@ Conv padding_mode, Upsample / F.interpolate, adaptive max pooling, EmbeddingBag,
 Fold / Unfold / PixelShuffle, grid_sample / affine_grid. The same weights (copied from
 numpy through load_state_dict), the same inputs; outputs, the whole grad_fn graph with
 every node's _saved_* values, gradients, reprs and errors."""
+import functools
 import warnings
 
-import numpy as np
 import pytest
+from _nn_helpers import arrays, copy_weights, saved, walk
 from conftest import same, same_error
 
 # attributes eagergrad's existing nodes show beyond torch's (not this slice's ops)
 _EXTRA = {"_saved_dtype", ("AddBackward1", "_saved_other")}
 
 
-def _saved(fn):
-    out = {}
-    for k in sorted(a for a in dir(fn) if a.startswith("_saved_")):
-        if k in _EXTRA or (fn.name(), k) in _EXTRA:
-            continue
-        v = getattr(fn, k)
-        if callable(v):
-            continue
-        out[k] = v.detach() if hasattr(v, "shape") else v
-    return out
-
-
-def _walk(fn):
-    """The graph below a node: (name, saved values, [children...])."""
-    if fn is None:
-        return None
-    return (fn.name(), _saved(fn), [_walk(n) for n, _ in fn.next_functions])
-
-
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-
-
-def _copy_weights(L, m, seed):
-    names = [k for k, _ in m.named_parameters()]
-    arrays = _arrays(seed, *[tuple(p.shape) for _, p in m.named_parameters()])
-    m.load_state_dict({k: L.tensor(a) for k, a in zip(names, arrays)})
-    return m
+_saved = functools.partial(saved, extra=_EXTRA)
+_walk = functools.partial(walk, extra=_EXTRA)
 
 
 def _step(L, m, x, *args):
     """Output, its graph, parameter grads and the input's grad after a weighted sum."""
     out = m(x, *args)
     graph = _walk(out.grad_fn)
-    v = L.tensor(_arrays(99, tuple(out.shape), dtype=str(out.dtype).split(".")[-1])[0])
+    v = L.tensor(arrays(99, tuple(out.shape), dtype=str(out.dtype).split(".")[-1])[0])
     (out * v).sum().backward()
     return out, graph, {k: p.grad for k, p in m.named_parameters()}, x.grad
 
 
 def _x(L, seed, *shape, dtype="float32"):
-    return L.tensor(_arrays(seed, shape, dtype=dtype)[0], requires_grad=True)
+    return L.tensor(arrays(seed, shape, dtype=dtype)[0], requires_grad=True)
 
 
 # ---- padding ------------------------------------------------------------------------------
@@ -99,7 +73,7 @@ def test_pad_modes_float64_complex_and_double_backward():
             g, = L.autograd.grad(y, x, v, create_graph=True)
             gg, = L.autograd.grad((g * g).sum(), v)
             res.append((y, _walk(y.grad_fn), g, _walk(g.grad_fn), gg))
-        z = L.tensor(_arrays(3, (2, 4))[0] + 1j * _arrays(4, (2, 4))[0],
+        z = L.tensor(arrays(3, (2, 4))[0] + 1j * arrays(4, (2, 4))[0],
                      requires_grad=True)
         y = L.nn.functional.pad(z, (1, 2), mode="reflect")
         y.abs().sum().backward()
@@ -123,7 +97,7 @@ _CONV_SHAPES = {"Conv1d": (2, 2, 4), "Conv2d": (1, 2, 4, 5), "Conv3d": (1, 1, 3,
 @pytest.mark.parametrize("kind", sorted(CONVS))
 def test_conv_padding_mode_matches_torch(kind):
     def f(L):
-        m = _copy_weights(L, CONVS[kind](L), 1)
+        m = copy_weights(L, CONVS[kind](L), 1)
         x = _x(L, 2, *_CONV_SHAPES[kind.split()[0]])
         return _step(L, m, x), repr(m), m._reversed_padding_repeated_twice
     same(f)
@@ -255,7 +229,7 @@ def test_adaptive_max_pool_modules_match_torch():
             x = _x(L, 40 + i, *shape)
             out = m(x)
             y, ind = out if isinstance(out, tuple) else (out, None)
-            v = L.tensor(_arrays(7, tuple(y.shape))[0])
+            v = L.tensor(arrays(7, tuple(y.shape))[0])
             (y * v).sum().backward()
             res.append((repr(m), y, ind, _walk(y.grad_fn), x.grad))
         return res
@@ -295,16 +269,16 @@ def test_embedding_bag_matches_torch():
     def f(L):
         res = []
         for k, (kw, psw) in sorted(BAGS.items()):
-            m = _copy_weights(L, L.nn.EmbeddingBag(6, 3, **kw), 3)
+            m = copy_weights(L, L.nn.EmbeddingBag(6, 3, **kw), 3)
             i = L.tensor([0, 2, 5, 5, 1, 2, 2, 4])
             offsets = L.tensor([0, 3, 3, 8] if kw.get("include_last_offset") else [0, 3, 3])
             p = _x(L, 5, 8) if psw else None
             out = m(i, offsets, p)
-            v = L.tensor(_arrays(4, tuple(out.shape))[0])
+            v = L.tensor(arrays(4, tuple(out.shape))[0])
             (out * v).sum().backward()
             res.append((k, repr(m), out, _walk(out.grad_fn), m.weight.grad,
                         p.grad if psw else None, m.weight.detach()))
-        m = L.nn.EmbeddingBag.from_pretrained(L.tensor(_arrays(6, (4, 2))[0]), mode="max")
+        m = L.nn.EmbeddingBag.from_pretrained(L.tensor(arrays(6, (4, 2))[0]), mode="max")
         res.append((repr(m), m.weight.requires_grad, m(L.tensor([[0, 3], [2, 2]]))))
         return res
     same(f, runs=2)

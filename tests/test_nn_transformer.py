@@ -7,14 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _nn_helpers import arrays, copy_weights
 from conftest import same, same_error
 
 import eagergrad as eg
-
-
-def _arrays(seed, *shapes, dtype="float32"):
-    rng = np.random.default_rng(seed)
-    return [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
 
 
 def _saved(fn):
@@ -33,15 +29,8 @@ def _names(fn):
     return (fn.name(), [_names(n) for n, _ in fn.next_functions])
 
 
-def _load(L, m, seed, dtype="float32"):
-    named = list(m.named_parameters())
-    arrays = _arrays(seed, *[tuple(p.shape) for _, p in named], dtype=dtype)
-    m.load_state_dict({k: L.tensor(a) for (k, _), a in zip(named, arrays)})
-    return m
-
-
 def _backward(L, out, *leaves, module=None, seed=99):
-    v = L.tensor(_arrays(seed, tuple(out.shape), dtype=str(out.dtype).split(".")[-1])[0])
+    v = L.tensor(arrays(seed, tuple(out.shape), dtype=str(out.dtype).split(".")[-1])[0])
     (out * v).sum().backward()
     grads = [x.grad for x in leaves]
     if module is not None:
@@ -77,7 +66,7 @@ def test_sdpa_matches_torch(case):
     qs, ks, vs, kw = SDPA[case]
 
     def f(L):
-        q, k, v = [L.tensor(a, requires_grad=True) for a in _arrays(1, qs, ks, vs)]
+        q, k, v = [L.tensor(a, requires_grad=True) for a in arrays(1, qs, ks, vs)]
         out = L.nn.functional.scaled_dot_product_attention(q, k, v, **kw(L))
         fn = out.grad_fn
         saved = _saved(fn) if "flash" in case else None
@@ -88,7 +77,7 @@ def test_sdpa_matches_torch(case):
 def test_sdpa_graph_and_float64():
     def f(L):
         q, k, v = [L.tensor(a, requires_grad=True)
-                   for a in _arrays(2, (1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4), dtype="float64")]
+                   for a in arrays(2, (1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4), dtype="float64")]
         out = L.nn.functional.scaled_dot_product_attention(q, k.detach(), v, is_causal=True)
         return out, _names(out.grad_fn), _saved(out.grad_fn), _backward(L, out, q, v)
     same(f)
@@ -96,8 +85,8 @@ def test_sdpa_graph_and_float64():
 
 def test_sdpa_mask_requiring_grad_takes_the_math_path():
     def f(L):
-        q = L.tensor(_arrays(2, (1, 2, 3, 4))[0], requires_grad=True)
-        mask = L.tensor(_arrays(3, (3, 3))[0], requires_grad=True)
+        q = L.tensor(arrays(2, (1, 2, 3, 4))[0], requires_grad=True)
+        mask = L.tensor(arrays(3, (3, 3))[0], requires_grad=True)
         out = L.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask)
         return out, out.grad_fn.name(), _backward(L, out, q, mask)
     same(f, runs=1)
@@ -115,7 +104,7 @@ def test_transformer_layer_under_jax_jit():
 
     def f(x):
         return (layer(x, src_mask=mask, src_key_padding_mask=kpm) ** 2).sum()
-    x = _arrays(1, (3, 2, 4))[0].astype(np.float64)
+    x = arrays(1, (3, 2, 4))[0].astype(np.float64)
     g = jax.jit(jax.grad(eg.jaxify(f)))(jnp.asarray(x))
     xt = eg.tensor(x, requires_grad=True)
     f(xt).backward()
@@ -124,7 +113,7 @@ def test_transformer_layer_under_jax_jit():
 
 def test_sdpa_no_grad_and_3d_math_graph():
     def f(L):
-        q, k, v = _arrays(3, (2, 3, 4), (2, 5, 4), (2, 5, 4))
+        q, k, v = arrays(3, (2, 3, 4), (2, 5, 4), (2, 5, 4))
         plain = L.nn.functional.scaled_dot_product_attention(
             L.tensor(q), L.tensor(k), L.tensor(v))
         qt = L.tensor(q, requires_grad=True)
@@ -141,7 +130,7 @@ def test_sdpa_no_grad_and_3d_math_graph():
 
 def test_sdpa_double_backward_is_not_implemented():
     def f(L):
-        q = L.tensor(_arrays(4, (1, 1, 3, 2), dtype="float64")[0], requires_grad=True)
+        q = L.tensor(arrays(4, (1, 1, 3, 2), dtype="float64")[0], requires_grad=True)
         out = L.nn.functional.scaled_dot_product_attention(q, q * 2, q)
         g, = L.autograd.grad(out.sum(), q, create_graph=True)
         g.sum().backward()
@@ -151,7 +140,7 @@ def test_sdpa_double_backward_is_not_implemented():
 
 def test_sdpa_math_double_backward():
     def f(L):
-        q = L.tensor(_arrays(4, (2, 3, 2), dtype="float64")[0], requires_grad=True)
+        q = L.tensor(arrays(4, (2, 3, 2), dtype="float64")[0], requires_grad=True)
         out = L.nn.functional.scaled_dot_product_attention(q, q * 2, q, is_causal=True)
         g, = L.autograd.grad((out * out).sum(), q, create_graph=True)
         return L.autograd.grad(g.sum(), q)
@@ -181,7 +170,7 @@ def test_sdpa_errors(case):
     make, kw, phrase = SDPA_ERRORS[case]
 
     def f(L):
-        q = L.tensor(_arrays(6, (1, 1, 3, 2))[0])
+        q = L.tensor(arrays(6, (1, 1, 3, 2))[0])
         kw2 = dict(kw)
         if kw2.get("attn_mask") == "long":
             kw2["attn_mask"] = L.zeros(3, 3, dtype=L.int64)
@@ -197,7 +186,7 @@ MHA = {
     "weights averaged": ({}, lambda L: {}, (3, 4, 2)),
     "per-head weights, float attn_mask": (
         {}, lambda L: {"average_attn_weights": False,
-                       "attn_mask": L.tensor(_arrays(7, (3, 4))[0])}, (3, 4, 2)),
+                       "attn_mask": L.tensor(arrays(7, (3, 4))[0])}, (3, 4, 2)),
     "need_weights False (SDPA), bool key_padding_mask": (
         {}, lambda L: {"need_weights": False,
                        "key_padding_mask": L.tensor(np.array([[False, False, True, False],
@@ -231,8 +220,8 @@ def test_multihead_attention_matches_torch(case):
         return (n, length, e) if bf else (length, n, e)
 
     def f(L):
-        m = _load(L, L.nn.MultiheadAttention(4, 2, **ctor), 0)
-        q, k, v = [L.tensor(a, requires_grad=True) for a in _arrays(
+        m = copy_weights(L, L.nn.MultiheadAttention(4, 2, **ctor), 0)
+        q, k, v = [L.tensor(a, requires_grad=True) for a in arrays(
             1, shape(tl, 4), shape(sl, ctor.get("kdim", 4)), shape(sl, ctor.get("vdim", 4)))]
         kw = fwd(L)
         out, w = m(q, k, v, **kw)
@@ -252,10 +241,10 @@ def test_multihead_self_attention_graph(need_weights):
     """Self-attention: the packed in-projection (one linear, unflatten...), the attention
     (baddbmm/softmax/bmm with weights, else SDPA), out_proj."""
     def f(L):
-        m = _load(L, L.nn.MultiheadAttention(4, 2), 0)
-        x = L.tensor(_arrays(1, (3, 2, 4))[0], requires_grad=True)
+        m = copy_weights(L, L.nn.MultiheadAttention(4, 2), 0)
+        x = L.tensor(arrays(1, (3, 2, 4))[0], requires_grad=True)
         out, _ = m(x, x, x, need_weights=need_weights,
-                   attn_mask=L.tensor(_arrays(2, (3, 3))[0]))
+                   attn_mask=L.tensor(arrays(2, (3, 3))[0]))
         return out, _names(out.grad_fn)
     same(f, runs=1)
 
@@ -263,8 +252,8 @@ def test_multihead_self_attention_graph(need_weights):
 def test_multihead_attention_eval_no_grad():
     """torch takes its fused fast path here (batch_first, even heads, eval, no grad)."""
     def f(L):
-        m = _load(L, L.nn.MultiheadAttention(4, 2, batch_first=True, dropout=0.5), 0).eval()
-        x = L.tensor(_arrays(1, (2, 3, 4))[0])
+        m = copy_weights(L, L.nn.MultiheadAttention(4, 2, batch_first=True, dropout=0.5), 0).eval()
+        x = L.tensor(arrays(1, (2, 3, 4))[0])
         with L.no_grad():
             return m(x, x, x), m(x, x, x, key_padding_mask=L.tensor(
                 np.array([[False, False, True], [False, False, False]])), need_weights=False)
@@ -315,11 +304,11 @@ def test_multihead_attention_errors(case):
 
 def test_multi_head_attention_forward_functional():
     def f(L):
-        ws = [L.tensor(a, requires_grad=True) for a in _arrays(3, (12, 4), (12,), (4, 4))]
-        q, k = [L.tensor(a, requires_grad=True) for a in _arrays(4, (3, 2, 4), (5, 2, 4))]
+        ws = [L.tensor(a, requires_grad=True) for a in arrays(3, (12, 4), (12,), (4, 4))]
+        q, k = [L.tensor(a, requires_grad=True) for a in arrays(4, (3, 2, 4), (5, 2, 4))]
         out, w = L.nn.functional.multi_head_attention_forward(
             q, k, k, 4, 2, ws[0], ws[1], None, None, False, 0.0, ws[2], None,
-            attn_mask=L.tensor(_arrays(8, (3, 5))[0]))
+            attn_mask=L.tensor(arrays(8, (3, 5))[0]))
         return out, w, _names(out.grad_fn), _backward(L, out, q, k, *ws)
     same(f, runs=1)
 
@@ -344,8 +333,8 @@ def test_encoder_layer_matches_torch(case):
         pytest.skip("nn.functional.gelu is not there yet (another slice of #12)")
 
     def f(L):
-        m = _load(L, LAYERS[case](L), 0)
-        x = L.tensor(_arrays(1, (3, 2, 4))[0], requires_grad=True)
+        m = copy_weights(L, LAYERS[case](L), 0)
+        x = L.tensor(arrays(1, (3, 2, 4))[0], requires_grad=True)
         mask = L.nn.Transformer.generate_square_subsequent_mask(3)
         kpm = L.tensor(np.array([[False, False, True], [False, False, False]]))
         out = m(x, src_mask=mask, src_key_padding_mask=kpm)
@@ -355,8 +344,8 @@ def test_encoder_layer_matches_torch(case):
 
 def test_decoder_layer_matches_torch():
     def f(L):
-        m = _load(L, L.nn.TransformerDecoderLayer(4, 2, 8, 0.0, norm_first=True), 0)
-        x, mem = [L.tensor(a, requires_grad=True) for a in _arrays(1, (3, 2, 4), (5, 2, 4))]
+        m = copy_weights(L, L.nn.TransformerDecoderLayer(4, 2, 8, 0.0, norm_first=True), 0)
+        x, mem = [L.tensor(a, requires_grad=True) for a in arrays(1, (3, 2, 4), (5, 2, 4))]
         out = m(x, mem, tgt_mask=L.nn.Transformer.generate_square_subsequent_mask(3),
                 tgt_is_causal=True,
                 memory_key_padding_mask=L.tensor(np.array([[False] * 4 + [True], [False] * 5])))
@@ -368,8 +357,8 @@ def test_transformer_matches_torch():
     def f(L):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            m = _load(L, L.nn.Transformer(4, 2, 1, 1, 8, 0.0, batch_first=True), 0)
-        src, tgt = [L.tensor(a, requires_grad=True) for a in _arrays(1, (2, 5, 4), (2, 3, 4))]
+            m = copy_weights(L, L.nn.Transformer(4, 2, 1, 1, 8, 0.0, batch_first=True), 0)
+        src, tgt = [L.tensor(a, requires_grad=True) for a in arrays(1, (2, 5, 4), (2, 3, 4))]
         out = m(src, tgt, tgt_mask=m.generate_square_subsequent_mask(3),
                 src_key_padding_mask=L.tensor(np.array([[False] * 4 + [True], [False] * 5])))
         return out, repr(m), [str(x.message) for x in w], _backward(L, out, src, tgt, module=m)
@@ -378,10 +367,10 @@ def test_transformer_matches_torch():
 
 def test_transformer_eval_unbatched_and_stack():
     def f(L):
-        m = _load(L, L.nn.Transformer(4, 2, 1, 1, 8, dropout=0.3), 0).eval()
-        src, tgt = [L.tensor(a) for a in _arrays(1, (5, 4), (3, 4))]
+        m = copy_weights(L, L.nn.Transformer(4, 2, 1, 1, 8, dropout=0.3), 0).eval()
+        src, tgt = [L.tensor(a) for a in arrays(1, (5, 4), (3, 4))]
         layer = L.nn.TransformerEncoderLayer(4, 2, 8, 0.0)
-        enc = _load(L, L.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), 2)
+        enc = copy_weights(L, L.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), 2)
         return m(src, tgt), enc(src.unsqueeze(1)), \
             [k for k, _ in m.named_parameters()], m.encoder.num_layers
     same(f, runs=1)
@@ -424,7 +413,7 @@ def test_torch_state_dict_loads():
     tm = torch.nn.Transformer(4, 2, 1, 1, 8, 0.0).eval()
     em = eg.nn.Transformer(4, 2, 1, 1, 8, 0.0).eval()
     em.load_state_dict({k: eg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
-    src, tgt = _arrays(1, (5, 1, 4), (3, 1, 4))
+    src, tgt = arrays(1, (5, 1, 4), (3, 1, 4))
     with torch.no_grad():
         want = tm(torch.tensor(src), torch.tensor(tgt)).numpy()
     np.testing.assert_allclose(em(eg.tensor(src), eg.tensor(tgt)).detach().numpy(), want,
