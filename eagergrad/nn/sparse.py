@@ -8,6 +8,16 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _wrap_padding_idx(padding_idx, n, word):
+    """padding_idx in [0, n) (a negative one counts from the end); torch's AssertionError
+    (Embedding's message says "Padding_idx", EmbeddingBag's "padding_idx")."""
+    if padding_idx is None:
+        return None
+    if not -n <= padding_idx < n:
+        raise AssertionError(f"{word} must be within num_embeddings")
+    return padding_idx + n if padding_idx < 0 else padding_idx
+
+
 class Embedding(Module):
     """Row lookup: input indices (any shape) -> their rows of `weight`
     (num_embeddings, embedding_dim), drawn from N(0, 1).
@@ -31,15 +41,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -125,15 +127,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), **factory_kwargs))
             self.reset_parameters()
