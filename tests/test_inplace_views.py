@@ -950,6 +950,20 @@ def test_copyslices_freed_after_backward():
     same_error(f, "Trying to backward through the graph a second time")
 
 
+def test_double_backward_reaches_the_node_copyslices_dropped():
+    # create_graph=True records the saved output of exp_ (on the view) with history that
+    # runs through exp_'s own node; CopySlices running first (second backward, no
+    # retain_graph) must drop fn without freeing what that history still needs
+    def f(L):
+        x = L.tensor([0.5, 1.0, 2.0], dtype=L.float64, requires_grad=True)
+        y = x * 1
+        y[1].exp_()
+        g, = L.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = L.autograd.grad(g.sum(), x)
+        return g, gg, nexts(g)
+    same(f)
+
+
 # =============================================================================================
 # 5. Views made in no_grad or inference mode, multi-output views
 # =============================================================================================

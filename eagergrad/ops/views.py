@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from .._storage import register_special, view_of, write_into  # noqa: F401
+from ..engine.grad_mode import STATE
 from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
 from ..tensor import (IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE,
@@ -133,11 +134,14 @@ VIEW_WRITE = defop("view_write", lambda self, src, chain: write_into(self, chain
 class CopySlices(Node):
     """The base's node after an in-place op `fn` on one of its views (see the NOTE)."""
 
-    __slots__ = ("_chain", "_fn", "_overlap")
+    __slots__ = ("_chain", "_geometry", "_fn", "_overlap")
 
-    def __init__(self, base_edge, meta, chain, fn, overlap=False):
+    def __init__(self, base_edge, meta, chain, geometry, fn, overlap=False):
         super().__init__((base_edge,) + tuple(fn._next[1:]), (meta,))
         self._chain = chain
+        # the view's (size, stride, storage offset); None for a view of another dtype
+        # (real/imag parts), which as_strided cannot express
+        self._geometry = geometry
         self._fn = fn
         self._overlap = overlap  # the view has internal overlap (fill_/zero_ on an expand)
 
@@ -151,6 +155,8 @@ class CopySlices(Node):
         g = grads[0]
         if g is None:
             return [None] * len(self._next)
+        if STATE.grad and self._geometry is not None:
+            return self._apply_recorded(fn, g)
         gs = call_op(VIEW_GATHER, (g,), (self._chain,))
         res = _validate(fn, list(fn.apply([gs] + [None] * (len(fn._meta_in) - 1))))
         if self._overlap and res[0] is not None:
@@ -158,12 +164,26 @@ class CopySlices(Node):
         r0 = res[0] if res[0] is not None else _zeros_meta(gs._shape, gs.dtype)
         return [call_op(VIEW_WRITE, (g, r0), (self._chain,))] + res[1:]
 
+    def _apply_recorded(self, fn, g):
+        """Under create_graph=True: torch's CopySlices::apply step by step, so the graph
+        it records is torch's (CopyBackwards, AsStridedBackward0, CloneBackward0, and a
+        CopySlices of its own)."""
+        result = g.new_zeros(g._shape)
+        result.copy_(g)
+        grad_slice = result.as_strided(*self._geometry)
+        nones = [None] * (len(fn._meta_in) - 1)
+        res = _validate(fn, list(fn.apply([grad_slice.clone()] + nones)))
+        if res[0] is not None:
+            if self._overlap:
+                check_no_overlap_error()
+            grad_slice.copy_(res[0])
+        return [result] + res[1:]
+
     def _release(self):
-        # torch's CopySlices::release_variables drops fn (and with it the nodes only fn
-        # keeps alive: the name a saved output of fn reports, see engine/saved.py)
-        if self._fn is not None:
-            self._fn._release()
-            self._fn = None
+        # torch's CopySlices::release_variables only drops its reference to fn: fn's saved
+        # values go with fn when nothing else holds it, but a graph built with
+        # create_graph=True may still reach fn (its saved output's history) and run it
+        self._fn = None
 
 
 def rebase_history(view, fn):
@@ -171,7 +191,8 @@ def rebase_history(view, fn):
     through CopySlices; the view's grad_fn is regenerated lazily (Tensor.grad_fn)."""
     base = view._base
     edge = base._edge() if base._requires_grad else None
-    node = CopySlices(edge, (base._shape, base.dtype), view._vchain, fn,
+    geometry = (view._shape, view.stride(), view._offset) if view.dtype == base.dtype else None
+    node = CopySlices(edge, (base._shape, base.dtype), view._vchain, geometry, fn,
                       has_internal_overlap(view))
     base._grad_fn, base._out_nr, base._requires_grad = node, 0, True
 
