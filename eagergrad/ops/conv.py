@@ -186,22 +186,27 @@ def _pool_out_size(size, k, pad, s, d, ceil_mode):
 
 def _windows(x, kernel_size, stride, padding, dilation, out_hw, fill):
     """(..., OH, OW, KH*KW) window values of the last two dims, padded with `fill`, and
-    the (OH, OW, KH*KW) flat input positions (-1 where padding)."""
+    the (OH, OW, KH*KW) flat input positions (-1 where padding), a numpy constant. The
+    values are KH*KW strided slices of the padded input (a gather is far slower on CPU)."""
     h, w = x.shape[-2:]
-    idx = []
-    for size, k, s, p, d, o in zip((h, w), kernel_size, stride, padding, dilation, out_hw):
-        pos = np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d  # (o, k)
-        idx.append(pos)
-    ph, pw = idx
-    valid = ((ph >= 0) & (ph < h))[:, None, :, None] & ((pw >= 0) & (pw < w))[None, :, None, :]
-    flat = np.where(valid, ph.clip(0, h - 1)[:, None, :, None] * w +
-                    pw.clip(0, w - 1)[None, :, None, :], -1)
-    oh, ow = out_hw
-    flat = flat.reshape(oh, ow, -1)
-    xf = x.reshape(x.shape[:-2] + (h * w,))
-    vals = jnp.take(xf, np.maximum(flat, 0), axis=-1)
-    vals = jnp.where(flat >= 0, vals, jnp.asarray(fill, x.dtype))
-    return vals, flat
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel_size, stride, dilation, out_hw
+    ph, pw = padding
+    # right padding: what the last window reaches beyond the input (ceil_mode), if any
+    rh = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - ph - h)
+    rw = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - pw - w)
+    xp = x
+    if ph or pw or rh or rw:
+        xp = jnp.pad(x, [(0, 0)] * (x.ndim - 2) + [(ph, rh), (pw, rw)],
+                     constant_values=jnp.asarray(fill, x.dtype))
+    vals = jnp.stack([
+        xp[..., i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+        for i in range(kh) for j in range(kw)], -1)
+    rows = np.arange(oh)[:, None] * sh - ph + np.arange(kh)[None, :] * dh  # (oh, kh)
+    cols = np.arange(ow)[:, None] * sw - pw + np.arange(kw)[None, :] * dw  # (ow, kw)
+    valid = ((rows >= 0) & (rows < h))[:, None, :, None] & \
+        ((cols >= 0) & (cols < w))[None, :, None, :]
+    flat = np.where(valid, rows[:, None, :, None] * w + cols[None, :, None, :], -1)
+    return vals, flat.reshape(oh, ow, kh * kw)
 
 
 def _out_hw(shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -218,8 +223,12 @@ def _maxpool_k(self, kernel_size, stride, padding, dilation, ceil_mode):
     # the first valid position holding the max (a nan wins, as in torch's scan)
     hit = ((vals == m[..., None]) | jnp.isnan(vals)) & (flat >= 0)
     k = jnp.argmax(hit, axis=-1)
-    ind = jnp.take_along_axis(jnp.broadcast_to(flat, vals.shape), k[..., None], -1)[..., 0]
-    return m, ind.astype(jnp.int64)
+    # the flat input position of window element k: row * W + col, computed, not gathered
+    kh, kw = kernel_size
+    oh, ow = out_hw
+    rows = (np.arange(oh) * stride[0] - padding[0])[:, None] + (k // kw) * dilation[0]
+    cols = (np.arange(ow) * stride[1] - padding[1]) + (k % kw) * dilation[1]
+    return m, (rows * self.shape[-1] + cols).astype(jnp.int64)
 
 
 def _maxpool_back_k(grad_output, self, indices):
