@@ -1,6 +1,8 @@
 """torch.autograd.graph: the Node interface, gradient edges, hooks over several tensors,
 and saved-tensor hooks."""
+import contextlib
 import threading
+import weakref
 from typing import NamedTuple, Optional
 
 import jax
@@ -166,3 +168,84 @@ class save_on_cpu(saved_tensors_hooks):
             dev, a = packed
             return _make(jax.device_put(a, dev) if dev is not None else a)
         super().__init__(pack, unpack)
+
+
+# ---- allow_mutation_on_saved_tensors ------------------------------------------------------
+_allow_mutation_on_saved_tensors_enabled = False
+
+
+class _Handle:
+    pass
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one allow_mutation_on_saved_tensors block: `original` maps the handle
+    packed for a saved tensor to the tensor; `cloned` to its value when it was saved, once
+    the tensor has been modified in place (a jax array never changes, so keeping the array
+    of save time is the lazy clone torch makes on the first in-place write)."""
+
+    def __init__(self):
+        self.cloned = weakref.WeakKeyDictionary()
+        self.original = weakref.WeakKeyDictionary()
+        self._saved = weakref.WeakKeyDictionary()  # handle -> (version, array) at save time
+
+    def clear(self):
+        self.cloned.clear()
+        self.original.clear()
+        self._saved.clear()
+
+
+class _swap_with_cloned(saved_tensors_hooks):
+    def __init__(self, ctx):
+        def pack_hook(tensor):
+            handle = _Handle()
+            ctx.original[handle] = tensor
+            ctx._saved[handle] = (tensor._version_counter.version, tensor._value)
+            return handle
+
+        def unpack_hook(handle):
+            error_msg = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' "
+                         "contextin which the graph was originally recorded.")
+            if not _allow_mutation_on_saved_tensors_enabled:
+                raise AssertionError(error_msg)
+            if handle in ctx.cloned:
+                return ctx.cloned[handle]
+            if handle not in ctx.original:
+                raise AssertionError(error_msg)
+            t = ctx.original[handle]
+            version, value = ctx._saved[handle]
+            if t._version_counter.version == version:
+                return t
+            ctx.cloned[handle] = res = _make(value)
+            del ctx.original[handle]
+            return res
+
+        super().__init__(pack_hook, unpack_hook)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Inside, a tensor saved for backward may be modified in place: backward sees the value
+    it had when it was saved (forward and backward must both run inside).
+
+    >>> import eagergrad as torch
+    >>> with torch.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     a = torch.ones(2, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.sin_()
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 2.])
+    """
+    global _allow_mutation_on_saved_tensors_enabled
+    ctx = _AllowMutationOnSavedContext()
+    with _swap_with_cloned(ctx):
+        try:
+            if _allow_mutation_on_saved_tensors_enabled:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _allow_mutation_on_saved_tensors_enabled = True
+            yield ctx
+        finally:
+            ctx.clear()
+            _allow_mutation_on_saved_tensors_enabled = False

@@ -221,7 +221,9 @@ def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
     captured = [None] * (len(outputs) if outputs is not None else 0)
     prev_mode = get_state()
     set_enabled(create_graph)
-    _TASKS.stack.append((next(_task_ids), plan.order, plan.captures))
+    # last: torch's checkpoint_valid (no inputs= / autograd.grad here or in an outer backward)
+    _TASKS.stack.append((next(_task_ids), plan.order, plan.captures,
+                         outputs is None and is_checkpoint_valid()))
     try:
         _run_plan(plan, root, first, captured, retain_graph)
     finally:
@@ -273,12 +275,18 @@ def current_graph_task_id():
     return _TASKS.stack[-1][0] if _TASKS.stack else -1
 
 
+def is_checkpoint_valid():
+    """torch.autograd._is_checkpoint_valid: False inside a backward given inputs (autograd.grad,
+    backward(inputs=...)) or nested in one, where reentrant checkpoint cannot run."""
+    return not _TASKS.stack or _TASKS.stack[-1][3]
+
+
 def will_execute(node):
     """Whether `node` runs (or is captured) in the backward running in this thread
     (torch's _will_engine_execute_node, with its error for a leaf autograd.grad captures)."""
     if not _TASKS.stack:
         return False
-    _, order, captures = _TASKS.stack[-1]
+    _, order, captures, _ = _TASKS.stack[-1]
     if node not in order:  # the schedule (a list)
         return False
     if node in captures and all(e is None for e in node._next):

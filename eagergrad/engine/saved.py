@@ -90,7 +90,7 @@ class SavedTensor:
                 "lead to unexpected side-effects. Please open an issue if you need to perform "
                 "in-place operations on the input to a pack hook.")
         self._unpack = unpack
-        self._t = self._arr = None
+        self._t = self._arr = self._src = None  # (_src: the storage, its array too)
 
     def _unpacked(self):
         t = self._unpack(self._packed)
