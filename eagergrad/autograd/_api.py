@@ -1,7 +1,11 @@
 """torch.autograd.backward and torch.autograd.grad (and Tensor.backward)."""
+import jax
+
+from ..engine.anomaly import ANOMALY
 from ..engine.engine import execute
-from ..creation import ones_like, zeros_like
+from ..creation import from_jax, ones_like, zeros_like
 from ..ops._args import as_t
+from ..ops.shape import stack
 from ..size import Size
 from ..tensor import Tensor
 from . import graph
@@ -30,7 +34,7 @@ def _check_count(outputs, grads):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
-def _make_grads(outputs, grads):
+def _make_grads(outputs, grads, batched=False):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -45,7 +49,21 @@ def _make_grads(outputs, grads):
             out.append(ones_like(o))
             continue
         g = as_t(g)
-        if g._shape != o._shape:
+        if batched:
+            if g.dim() == 0:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in "
+                                 "Python or `tensor.item<T>()` in C++ to convert a 0-dim "
+                                 "tensor to a number")
+            first = g[0]
+            if first._shape != o._shape:
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each "
+                    "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                    "are expected to match the shape of corresponding output, but a mismatch "
+                    f"was detected: grad_output[{i}] has a shape of {Size(first._shape[1:])!r} "
+                    f"and output[{i}] has a shape of {Size(o._shape)!r}. If you only want some "
+                    "tensors in `grad_output` to be considered batched, consider using vmap.")
+        elif g._shape != o._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{Size(g._shape)!r} and output[{i}] has a shape of "
                                f"{Size(o._shape)!r}.")
@@ -122,9 +140,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> torch.autograd.grad((x ** 3).sum(), x)
     (tensor([12.]),)
     """
-    if is_grads_batched:
-        raise NotImplementedError("eagergrad does not implement "
-                                  "torch.autograd.grad(is_grads_batched=True) yet")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
@@ -138,11 +153,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _grads_tuple(grad_outputs, len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grads)
+    grads = _make_grads(outputs, grads, is_grads_batched)
     _check_count(outputs, grads)
+    n = _batch_size(grads) if is_grads_batched else None  # torch's vmap checks come first
     roots = _root_edges(outputs)
     outs = _input_edges(inputs)
-    res = execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=False)
+    if is_grads_batched:
+        res = _batched_execute(roots, grads, retain_graph, create_graph, outs, n)
+    else:
+        res = execute(roots, grads, retain_graph, create_graph, outs, accumulate_grad=False)
     for i, r in enumerate(res):
         if r is None:
             if not allow_unused:
@@ -154,6 +173,45 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not create_graph:
             res[i] = r.detach()
     return tuple(res)
+
+
+def _batch_size(grads):
+    for g in grads:
+        if g is None:
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for an input but "
+                             "the input is of type <class 'NoneType'>. We cannot vmap over "
+                             "non-Tensor arguments, please use None as the respective in_dim")
+        if g.dim() == 0:
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, "
+                             "but that input is a Tensor of dimensionality 0 so expected in_dim "
+                             "to satisfy 0 <= in_dim < 0.")
+    sizes = [g._shape[0] for g in grads]
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return sizes[0]
+
+
+def _batched_execute(roots, grads, retain_graph, create_graph, outs, n):
+    """torch's vmap of the engine over the grad_outputs' first dimension: ONE engine run
+    under jax.vmap (nodes and formulas are tracer-safe; saved tensors are constants).
+    create_graph=True keeps a graph, which cannot leave a jax trace: there the rows run
+    one engine run each and are stacked (values as torch's, grad_fn StackBackward0)."""
+    if ANOMALY.enabled and ANOMALY.check_nan:  # its NaN check reads values: torch's error
+        raise RuntimeError("Batching rule not implemented for aten::item. We could not "
+                           "generate a fallback.")
+    if create_graph and n:
+        rows = [execute(roots, [g[b] for g in grads], True if b < n - 1 else retain_graph,
+                        True, outs, accumulate_grad=False) for b in range(n)]
+        return [None if rows[0][i] is None else stack([row[i] for row in rows])
+                for i in range(len(outs))]
+
+    def one(values):
+        res = execute(roots, [from_jax(v) for v in values], retain_graph, False, outs,
+                      accumulate_grad=False)
+        return [None if r is None else r._value for r in res]
+    out = jax.vmap(one)([g._value for g in grads])
+    return [None if v is None else from_jax(v) for v in out]
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
