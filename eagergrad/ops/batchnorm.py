@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes as D
-from ..engine.grad_mode import no_grad
+from ..engine.grad_mode import STATE, no_grad
 from ..tensor import Tensor
 from ._table import call_op, defop
 from .norm import _empty, _given, _optional_meta
@@ -64,6 +64,8 @@ def _bn_stats(input, result1, result2, eps):
     """The saved batch mean and invstd, carrying their dependence on the input for
     higher order (as norm.py's _stats), shaped to broadcast."""
     s, axes = _bshape(input.ndim, input.shape[1]), _axes(input.ndim)
+    if not STATE.grad:  # an ordinary (unrecorded) backward: no higher order to carry
+        return result1.reshape(s), result2.reshape(s)
     m = input.mean(axes, keepdim=True)
     c = input - m
     r = ((c * c).mean(axes, keepdim=True) + eps).rsqrt()

@@ -63,6 +63,8 @@ def _stats(input, result1, result2, normalized_shape, eps):
     """The saved mean and rstd, carrying their dependence on the input for higher order
     (each plus a recomputation minus itself: the same values, torch's second derivatives)."""
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    if not STATE.grad:  # an ordinary (unrecorded) backward: no higher order to carry
+        return axes, result1, result2
     m = input.mean(axes, keepdim=True)
     c = input - m
     r = ((c * c).mean(axes, keepdim=True) + eps).rsqrt()
