@@ -25,10 +25,11 @@ from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empt
                        CUDA_LEGACY_TYPES as _CUDA_LEGACY_TYPES)
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
-from . import accelerator, autograd, backends, cuda, linalg, testing, viz  # noqa: E402,F401
+from . import accelerator, autograd, backends, cuda, func, linalg, testing, viz  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from .serialization import save, load  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 

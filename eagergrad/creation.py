@@ -9,7 +9,7 @@ import numpy as np
 from . import _dtypes as D
 from ._cache import keyed
 from .device import _jax_devices, default as _default_device, device as _device
-from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
+from .tensor import _NO_CUDA_LIBRARY, FUNC, Tensor, _make
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -371,6 +371,13 @@ def _key_of_state(state):
 
 
 def _next_key(generator=None):
+    key = _draw_key(generator)
+    for level in FUNC.levels:  # torch.func.vmap's randomness modes
+        key = level.key(key)
+    return key
+
+
+def _draw_key(generator):
     if generator is not None:
         return generator._split()
     # a draw under a jax trace (jaxify, crosscheck) still advances the stream with

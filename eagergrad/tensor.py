@@ -1,7 +1,10 @@
 """Tensor: a jax array (or a view of a storage) plus autograd metadata."""
 
+import threading
+
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from . import _dtypes as D
 from ._mode import STATE
@@ -11,6 +14,18 @@ from .size import Size
 from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
 
 _new = object.__new__
+
+
+class _FuncLevels(threading.local):
+    """The torch.func transforms active in this thread, innermost last (objects of
+    func/_transforms.py with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
+    .item()/bool() and random draws behave inside them; whether a value is vmapped)."""
+
+    def __init__(self):
+        self.levels = []
+
+
+FUNC = _FuncLevels()
 
 
 def _make(arr):
@@ -395,7 +410,10 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
                                "to Scalar")
-        return np.asarray(self._value).reshape(()).item()
+        v = self._value
+        if FUNC.levels and isinstance(v, Tracer):
+            return FUNC.levels[-1].item(v, "item")
+        return np.asarray(v).reshape(()).item()
 
     def tolist(self):
         return np.asarray(self._value).tolist()
@@ -417,6 +435,8 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is "
                                "ambiguous")
+        if FUNC.levels and isinstance(self._value, Tracer):
+            return bool(FUNC.levels[-1].item(self._value, "bool"))
         return bool(self.item())
 
     def __index__(self):

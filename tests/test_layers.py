@@ -15,7 +15,8 @@ LAYERS = [
     ["engine"],
     ["ops", "creation"],
     ["linalg", "nn", "optim", "utils", "serialization"],
-    ["autograd", "testing", "viz", "interop", "demo", "runner", "__main__", "__init__"],
+    ["autograd", "func", "testing", "viz", "interop", "demo", "runner", "__main__",
+     "__init__"],
 ]
 
 

@@ -7,7 +7,7 @@ from ..creation import from_jax, ones_like, zeros_like
 from ..ops._args import as_t
 from ..ops.shape import stack
 from ..size import Size
-from ..tensor import Tensor
+from ..tensor import FUNC, Tensor
 from . import graph
 
 
@@ -109,6 +109,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> torch.autograd.backward([(x * 3).sum()]); x.grad
     tensor([3., 3.])
     """
+    if FUNC.levels:
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or "
+                           "call backward() outside of functorch transforms.")
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
