@@ -1,4 +1,5 @@
-"""torch.linalg: the norms, vecdot, matmul, multi_dot and diagonal, composed from eagergrad
+"""torch.linalg: qr, householder_product, matrix_exp, solve and solve_triangular (ops of
+ops/linalg.py); the norms, vecdot, matmul, multi_dot and diagonal, composed from eagergrad
 ops as ATen composes them (so the graphs are torch's: LinalgVectorNormBackward0,
 AmaxBackward0, MmBackward0, ...). Every other torch.linalg function raises
 NotImplementedError naming it.
@@ -22,15 +23,38 @@ from .tensor import _wrap_dim
 __all__ = [
     "LinAlgError",
     "diagonal",
+    "householder_product",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "multi_dot",
     "norm",
+    "qr",
+    "solve",
+    "solve_triangular",
     "vecdot",
     "vector_norm",
 ]
 
 matmul = _L.matmul
+matrix_exp = _L.matrix_exp
+householder_product = _L.householder_product
+solve = _L.solve
+solve_triangular = _L.solve_triangular
+
+
+def qr(A, mode="reduced", *, out=None):
+    """torch.linalg.qr: A = QR, mode "reduced" (default), "complete" or "r" (Q empty);
+    torch.return_types.linalg_qr(Q, R), one LinalgQrBackward0 node.
+
+    >>> import eagergrad as torch
+    >>> torch.linalg.qr(torch.tensor([[3.0], [4.0]])).Q
+    tensor([[-0.6000],
+            [-0.8000]])
+    """
+    if out is not None:
+        raise _torch_names.missing("torch.linalg.qr(out=...)")
+    return _L._LinalgQr(_L._linalg_qr(A, mode))
 
 
 class LinAlgError(RuntimeError):

@@ -8,6 +8,7 @@ points (zero vectors, ties), compared with torch by the special-points test.
 """
 import math
 
+import numpy as np
 from _samples import POS, UNIT, C, F, I, S, T, V  # noqa: F401
 
 INF = math.inf
@@ -199,4 +200,72 @@ SPECIAL = {
         S(_vnorm(INF, dim=0), V([[2.0, -1.0], [-2.0, 1.0]]), name="inf ties per column"),
         S(_vnorm(INF), V([1j, -1 + 0j, 0.5 + 0j], "c"), name="complex inf ties"),
     ],
+}
+
+
+def _eye3(m, a):
+    return 3 * m.eye(a.shape[-1], dtype=a.dtype)  # keeps A well conditioned
+
+
+def _generic(m, x):
+    """x plus a fixed full-rank matrix: the sweep's constant inputs (0, 1) are then not
+    rank deficient, where LAPACK builds differ in the reflectors they pick."""
+    r, c = x.shape[-2:]
+    d = (np.arange(r * c).reshape(r, c) ** 2 % 7 - 3.0) / 2
+    return x + m.tensor(d, dtype=x.dtype)
+
+
+# decompositions and matrix functions: tiny well-conditioned inputs (torch's gradcheck
+# passes on each); householder's tau negative so that every reflector is invertible.
+# Few samples, to keep the suite cheap: complex solve, solve_triangular (upper, left) and
+# matrix_exp are compared with torch in test_orthogonal.py (test_complex_gradients), as
+# are qr's backward errors (mode "r", complete mode of a tall matrix)
+SAMPLES.update({
+    "tril": [
+        S(lambda m, x: x.tril(-1), F(2, 3, 3), name="batched, diagonal -1"),
+    ],
+    "triu": [
+        S(lambda m, x: m.triu(x, 1), F(4, 3)),
+    ],
+    "linalg_solve_triangular": [
+        S(lambda m, a, b: m.linalg.solve_triangular(a + _eye3(m, a), b, upper=False,
+                                                    left=False, unitriangular=True),
+          F(3, 3), F(2, 2, 3), name="right, unitriangular, broadcast"),
+    ],
+    "linalg_solve": [
+        S(lambda m, a, b: m.linalg.solve(a + _eye3(m, a), b), F(2, 3, 3), F(3),
+          name="batched, vector rhs"),
+    ],
+    "linalg_matrix_exp": [
+        S(lambda m, x: x.matrix_exp(), F(2, 2, 2, lo=-1.0, hi=1.0), name="batched"),
+    ],
+    "linalg_qr": [
+        S(lambda m, x: m.linalg.qr(_generic(m, x)), F(4, 3)),
+        S(lambda m, x: tuple(m.linalg.qr(_generic(m, x), mode="complete")), F(3, 4),
+          name="wide complete"),
+        S(lambda m, x: m.linalg.qr(_generic(m, x)), C(2, 3, 3), name="complex batched"),
+    ],
+    "geqrf": [
+        S(lambda m, x: m.geqrf(x), F(4, 3), backward_error="the derivative for 'geqrf' is not "
+          "implemented"),
+    ],
+    "linalg_householder_product": [
+        S(lambda m, x, t: m.orgqr(x, t), F(2, 3, 3, lo=-1.0, hi=1.0),
+          F(2, 2, lo=-0.5, hi=-0.1), name="orgqr, batched, fewer reflectors"),
+        S(lambda m, x, t: m.linalg.householder_product(x, t), C(3, 2, lo=-1.0, hi=1.0),
+          C(2, lo=-0.5, hi=-0.1), name="complex", double_backward=False),
+    ],
+})
+
+_ANALYTIC_INV = "rational in A's entries, analytic wherever A is invertible (no kinks)"
+SMOOTH = {
+    "tril": "linear (a mask): the same formula at every point",
+    "triu": "linear (a mask): the same formula at every point",
+    "linalg_solve_triangular": _ANALYTIC_INV,
+    "linalg_solve": _ANALYTIC_INV,
+    "linalg_matrix_exp": "an entire function of the matrix: analytic everywhere",
+    "linalg_qr": "analytic for full-rank input (torch's formula needs R invertible; rank-"
+                 "deficient input has no derivative)",
+    "geqrf": "torch has no derivative for it (backward raises): nothing to sweep",
+    "linalg_householder_product": "a polynomial in input and tau: no special points",
 }

@@ -211,7 +211,7 @@ SMOOTH.update(dict.fromkeys((
     "convolution", "convolution_backward", "constant_pad_nd", "avg_pool2d", "avg_pool2d_backward",
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "max_pool2d_with_indices_backward"),
     "linear in each tensor input (convolution: bilinear): the same formula at every point"))
-for _group in ("activation", "batchnorm", "rnn", "attention", "spatial"):
+for _group in ("activation", "batchnorm", "rnn", "attention", "spatial", "linalg"):
     SMOOTH.update(getattr(__import__(f"_samples_{_group}"), "SMOOTH", {}))
 
 

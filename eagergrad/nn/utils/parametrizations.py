@@ -1,9 +1,17 @@
-"""torch.nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations
+"""torch.nn.utils.parametrizations: orthogonal, weight_norm and spectral_norm as parametrizations
 (torch's state_dict layout: parametrizations.weight.original0/original1, or .original with
 the power-iteration buffers parametrizations.weight.0._u/_v)."""
+from enum import Enum, auto
+
+import numpy as np
+
+from ...creation import eye, randn, zeros_like
 from ...engine.grad_mode import no_grad
 from ...engine.hooks import RemovableHandle
+from ...ops import linalg as _L
+from ...ops.pointwise import add, allclose
 from ...ops.reduce import vector_norm
+from ...ops.shape import cat
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -139,7 +147,138 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     return module
 
 
+def _is_orthogonal(Q):
+    n, k = Q.size(-2), Q.size(-1)
+    Id = eye(k, dtype=Q.dtype)
+    eps = 10.0 * n * float(np.finfo(Q.dtype.np).eps)  # torch.finfo(Q.dtype).eps
+    return allclose(_mH(Q) @ Q, Id, atol=eps)
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR (A tall, maybe complex) with diag(R) real and non-negative."""
+    X, tau = _L.geqrf(A)
+    Q = _L.householder_product(X, tau)
+    # the diagonal of X is R's (real): normalise by its signs
+    Q *= X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+    return Q
+
+
+def _mH(x):
+    return x.mT.conj()
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        # complex weights cannot be parametrized by reflectors (torch's Note [Householder
+        # complex]: tau cannot be recovered from them)
+        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+            raise ValueError("The householder parametrization does not support complex "
+                             "tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        # X is tall (n >= k)
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            X = X.tril()
+            if n != k:  # embed into a square matrix
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - _mH(X)  # skew-symmetric (skew-hermitian)
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = _L.matrix_exp(A)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^{-1}
+                Id = eye(n, dtype=A.dtype)
+                Q = _L.solve(add(Id, A, alpha=-0.5), add(Id, A, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        else:  # X is real here
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _L.householder_product(A, tau)
+            # the diagonal of X holds 1's and -1's, not differentiated (the int cast)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.mT
+        return Q
+
+    def right_inverse(self, Q):
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.size(-2), Q.size(-1)
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential or the Cayley "
+                    "parametrizations when use_trivialization=False.")
+            # householder: Q orthogonalized by its QR decomposition, with diag(R) > 0
+            A, tau = _L.geqrf(Q)
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            # LAPACK's tau is exactly zero for a reflection it does not use
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if transpose else A
+        if n == k:
+            Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
+        else:  # complete Q to an n x n orthogonal matrix
+            N = randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+            Q = _make_orthogonal(cat([Q, N], dim=-1))
+        self.base = Q
+        # -Id, so that householder(zeros(m, n)) == eye(m, n)
+        neg_Id = zeros_like(Q_init)
+        neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_Id
+
+
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
-    """Not implemented yet (raises NotImplementedError naming torch's function)."""
-    from ..._torch_names import missing
-    raise missing("torch.nn.utils.parametrizations.orthogonal")
+    """Reparametrize `module.<name>` (a matrix or a batch of matrices) as an orthogonal
+    (unitary) one: orthonormal columns if tall, rows if wide. orthogonal_map is
+    "matrix_exp" (default for square or complex), "cayley" or "householder" (default
+    otherwise); with use_trivialization the base matrix is the buffer
+    parametrizations.<name>.0.base.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(3, 3))
+    >>> bool(torch.allclose(m.weight @ m.weight.T, torch.eye(3), atol=1e-5))
+    True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. "
+                         f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = ("matrix_exp" if weight.size(-2) == weight.size(-1)
+                          or weight.is_complex() else "householder")
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
