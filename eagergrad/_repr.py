@@ -145,7 +145,7 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(out)
 
 
-def tensor_repr(t):
+def tensor_repr(t, tangent=None):
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -184,4 +184,6 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{name}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # a dual tensor (forward_ad): its tangent's repr
+        suffixes.append("tangent=" + tangent)
     return _add_suffixes(prefix + body, suffixes, indent)

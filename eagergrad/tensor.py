@@ -54,6 +54,49 @@ def _make(arr):
     return t
 
 
+class _Forward:
+    """Forward-mode AD (autograd/forward_ad.py): `active` while a dual level is entered
+    (the one check ops make); a tangent is stored as `t._fw = (gen, tangent)` and is
+    stale once `gen` moved on (its level exited)."""
+    __slots__ = ("active", "gen", "level")
+
+    def __init__(self):
+        self.active, self.gen, self.level = False, 0, -1
+
+
+FWD = _Forward()
+
+
+def _tangent(t):
+    """t's tangent at the current level, or None. A view without one of its own has
+    the same view of its base's tangent (torch's lazy view forward grad)."""
+    fw = getattr(t, "_fw", None)
+    if fw is not None and fw[0] == FWD.gen:
+        return fw[1]
+    b = t._base
+    if b is not None:
+        fb = getattr(b, "_fw", None)
+        if fb is not None and fb[0] == FWD.gen:
+            tv = _view_over(fb[1], t._vchain[len(b._vchain or ()):])
+            t._fw = (FWD.gen, tv)
+            return tv
+    return None
+
+
+def _view_over(src, chain):
+    """A view of tensor `src` by the view functions `chain` (its storage shared)."""
+    v = src._alias()
+    v._version_counter = src._version_counter
+    v._vchain = (src._vchain or ()) + tuple(chain)
+    v._arr = view_of(src._storage.array, v._vchain)
+    v._gen = src._storage.generation
+    v._shape, v.dtype = v._arr.shape, D.FROM_NP[v._arr.dtype]
+    v._stride = None
+    v._base = src._base if src._base is not None else src
+    v._attr_version, v._creation_meta, v._view_rg = src._version_counter.version, None, False
+    return v
+
+
 def _zeros_meta(shape, dtype):
     return _make(jnp.zeros(shape, dtype.np))
 
@@ -122,7 +165,7 @@ class Tensor:
                  "_requires_grad", "_grad_fn", "_out_nr", "grad", "_accumulator_ref", "_base",
                  "_inference", "_wrapped", "_stride",
                  "_offset", "_retains_grad", "_hooks", "_post_acc_hooks", "_attr_version",
-                 "_creation_meta", "_view_rg",
+                 "_creation_meta", "_view_rg", "_fw",
                  "__weakref__")
 
     # ---- storage ------------------------------------------------------------------
@@ -459,7 +502,8 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
-        return tensor_repr(self)
+        tangent = _tangent(self) if FWD.active else None
+        return tensor_repr(self, None if tangent is None else repr(tangent))
 
     __str__ = __repr__
 

@@ -211,9 +211,9 @@ def test_gradgradcheck_with_random_grad_outputs_passes(output):
 def test_unsupported_options_name_the_api():
     import eagergrad as eg
     x = eg.tensor([0.5], dtype=eg.float64, requires_grad=True)
-    for opt in ("check_forward_ad", "check_batched_grad"):
+    for opt in ("check_batched_forward_grad", "check_batched_grad"):
         with pytest.raises(NotImplementedError, match=f"gradcheck.{opt}=True"):
-            eg.autograd.gradcheck(lambda t: t * 2, (x,), **{opt: True})
+            eg.autograd.gradcheck(lambda t: t * 2, (x,), check_forward_ad=True, **{opt: True})
 
 
 def test_doctests():

@@ -4,7 +4,7 @@ from ..engine.grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F
                                 set_grad_enabled)
 from ..engine.anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
                                is_anomaly_enabled, set_detect_anomaly)
-from . import function, functional, graph  # noqa: F401
+from . import forward_ad, function, functional, graph  # noqa: F401
 from ._api import backward, grad  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401  (the functions, as torch)
 from .._torch_names import module_getattr

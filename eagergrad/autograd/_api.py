@@ -7,7 +7,7 @@ from ..creation import from_jax, ones_like, zeros_like
 from ..ops._args import as_t
 from ..ops.shape import stack
 from ..size import Size
-from ..tensor import FUNC, Tensor
+from ..tensor import FUNC, FWD, Tensor, _tangent
 from . import graph
 
 
@@ -176,6 +176,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 res[i] = zeros_like(inputs[i])
         elif not create_graph:
             res[i] = r.detach()
+            if FWD.active:  # forward-over-reverse: the gradient keeps its tangent
+                res[i]._fw = (FWD.gen, _tangent(r))
     return tuple(res)
 
 

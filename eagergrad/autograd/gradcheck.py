@@ -20,6 +20,7 @@ from ..engine.fused import node_by_node
 from ..ops.pointwise import allclose
 from ..ops.shape import imag, real
 from ..tensor import Tensor
+from . import forward_ad
 from ._api import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -68,15 +69,21 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
-    for flag, name in ((check_forward_ad, "check_forward_ad"),
+    for flag, name in ((check_batched_forward_grad, "check_batched_forward_grad"),
                        (check_batched_grad, "check_batched_grad")):
         if flag:
             raise NotImplementedError(f"eagergrad does not implement "
                                       f"torch.autograd.gradcheck({name}=True) yet")
     # masked only changes how sparse inputs are differentiated: eagergrad has none
     try:
-        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, fast_mode)
+        if check_backward_ad:
+            _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                       check_grad_dtypes, fast_mode)
+        if check_forward_ad:
+            tupled = _as_tuple(inputs)
+            _check_inputs(tupled)
+            _forward_gradcheck(func, tupled, eps, rtol, atol)
+        return True
     except GradcheckError:
         if raise_exception:
             raise
@@ -179,6 +186,46 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, tupled)
     return True
+
+
+def _forward_gradcheck(func, inputs, eps, rtol, atol):
+    """check_forward_ad: per input requiring grad, the Jacobian from forward mode (a
+    dual input with one unit tangent per element; for a complex input, 1 and 1j, as
+    torch checks the real and imaginary parts of the input apart) against central
+    differences along the same direction (whose complex outputs stay complex: a
+    pushforward needs no conjugate convention)."""
+    for j, inp in enumerate(inputs):
+        if not (isinstance(inp, Tensor) and inp.requires_grad):
+            continue
+        data = inp.data
+        args = list(inputs)
+        for unit in ((1, 1j) if inp.is_complex() else (1,)):
+            analytical, numerical = [], []
+            for d_idx, pos in enumerate(np.ndindex(*inp.shape)):
+                tan = np.zeros(inp.shape, inp.dtype.np)
+                tan[pos] = unit
+                with forward_ad.dual_level():
+                    dual = list(inputs)
+                    dual[j] = forward_ad.make_dual(inp, tensor(tan))
+                    outs = [o for o in _as_tuple(func(*dual)) if o.dtype.is_differentiable]
+                    tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
+                    analytical.append([
+                        np.zeros(o.numel(), o.dtype.np) if t is None else
+                        t.detach().resolve_conj().numpy().reshape(-1).astype(o.dtype.np)
+                        for o, t in zip(outs, tangents)])
+                entry = data[pos] if pos else data
+                numerical.append(_central_difference(func, args, entry, eps * unit))
+            for i in range(len(analytical[0]) if analytical else 0):
+                a = np.stack([row[i] for row in analytical])
+                n = np.stack([row[i] for row in numerical])
+                if not np.allclose(a, n, rtol, atol):
+                    prefix = ("While considering the imaginary part of complex inputs only, "
+                              if unit == 1j else "While considering the real part of complex "
+                              "inputs only, " if inp.is_complex() else "")
+                    raise GradcheckError(prefix + (
+                        "Jacobian computed with forward mode mismatch for output %d with "
+                        "respect to input %d,\nnumerical:%s\nanalytical:%s\n"
+                        % (i, j, tensor(n), tensor(a))))
 
 
 def _check_inputs(tupled):

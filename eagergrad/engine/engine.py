@@ -17,7 +17,7 @@ from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _validate
 from .hooks import HOOK_GENERATION
 from .saved import HOOKS
 from .grad_mode import get_state, restore_state, set_enabled
-from ..tensor import Tensor, _make
+from ..tensor import FWD, Tensor, _make
 
 
 def _needed(root, targets):
@@ -216,7 +216,9 @@ def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
     else:
         root = GraphRoot(root_edges, root_grads)
         first = []
-    fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED and not fused.OFF.depth
+    # (under a dual level, formulas run as ops: their tangents are forward-over-reverse)
+    fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED and \
+        not fused.OFF.depth and not FWD.active
     plan = _make_plan(root, first, outputs, accumulate_grad, fusing)
     captured = [None] * (len(outputs) if outputs is not None else 0)
     prev_mode = get_state()

@@ -5,7 +5,7 @@ from .graph import Node
 from .grad_mode import STATE, get_state, restore_state, set_enabled
 from .anomaly import ANOMALY, record as anomaly_record
 from .saved import SavedTensor
-from ..tensor import IN_CUSTOM_FUNCTION, Tensor, _zeros_meta
+from ..tensor import FWD, IN_CUSTOM_FUNCTION, Tensor, _tangent, _zeros_meta
 
 
 class FunctionCtx:
@@ -103,6 +103,11 @@ class Function:
     vjp = backward
 
     @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
@@ -116,6 +121,12 @@ class Function:
         node.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_t, args))
         prev = get_state()
         set_enabled(False)
+        tangents = prev_gen = None
+        if FWD.active:  # forward sees its inputs without tangents, as torch
+            tangents = [_tangent(a) if t else None for t, a in zip(is_t, args)]
+            if not any(x is not None for x in tangents):
+                tangents = None
+            prev_gen, FWD.gen, FWD.active = FWD.gen, object(), False
         try:
             if cls.setup_context is Function.setup_context:
                 out = cls.forward(node, *args, **kwargs)
@@ -124,6 +135,8 @@ class Function:
                 cls.setup_context(node, args, out)
         finally:
             restore_state(prev)
+            if prev_gen is not None:
+                FWD.gen, FWD.active = prev_gen, True
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         node._next = tuple(a._edge() if t and a._requires_grad and record else None
@@ -173,7 +186,52 @@ class Function:
             outs_ids = {id(o) for o in res if isinstance(o, Tensor)}
             node._saved = [None if s is None else SavedTensor(s, id(s) in outs_ids)
                            for s in to_save]
+        if tangents is not None:
+            _forward(cls, node, args, is_t, tangents, res, outs)
         return res[0] if single else tuple(res)
+
+
+def _forward(cls, ctx, args, is_t, tangents, res, outs):
+    """Forward mode through a custom Function: its jvp gets a tangent per input (zeros
+    for a tensor without one, None for a non-tensor) and gives one per output."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    tin = [x if x is not None or not t else _zeros_meta(a._shape, a.dtype)
+           for x, t, a in zip(tangents, is_t, args)]
+    to_save = ctx.__dict__.pop("_to_save_fwd", None)
+    had = ctx.__dict__.get("_saved")
+    if to_save is not None:
+        ctx._saved = [None if x is None else SavedTensor(x, False) for x in to_save]
+    try:
+        tout = cls.jvp(ctx, *tin)
+    finally:
+        if to_save is not None:
+            ctx._saved = had
+            if had is None:
+                del ctx._saved
+    tout = tout if isinstance(tout, tuple) else (tout,)
+    if len(tout) != len(res):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(res)} but got {len(tout)})")
+    dirty = {id(d) for d in ctx.__dict__.get("_dirty", ())}
+    for o, src, x in zip(res, outs, tout):
+        if not isinstance(o, Tensor) or x is None or not o.dtype.is_differentiable:
+            continue
+        if id(src) in dirty:
+            if x is not tangents[[id(a) for a in args].index(id(src))]:
+                raise RuntimeError("An inplace custom Function is not modifying the forward "
+                                   "mode gradients inplace. If the forward is modifying an "
+                                   "input inplace, then the jvp function must modify the "
+                                   "corresponding gradient inplace.")
+            continue
+        if x._shape != o._shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                "original Tensor, this is not supported. Tensor is of size "
+                f"{list(o._shape)} while the given forward gradient is of size "
+                f"{list(x._shape)}.")
+        o._fw = (FWD.gen, x)
 
 
 def _view_alias(t):

@@ -3,7 +3,7 @@ import re
 import threading
 
 from .._mode import STATE
-from ..tensor import Tensor, _make
+from ..tensor import FWD, Tensor, _make
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -30,7 +30,7 @@ class SavedTensor:
 
     __slots__ = ("_t", "_arr", "_src", "_version", "_version_counter", "_is_output", "_freed",
                  "_requires_grad", "_meta",
-                 "_packed", "_unpack", "_hist")
+                 "_packed", "_unpack", "_hist", "_fw")
 
     def __init__(self, t, is_output):
         if t._inference:
@@ -51,6 +51,8 @@ class SavedTensor:
             self._arr = t._value
             self._src = (t._storage, t._vchain, t._storage.generation)
             self._requires_grad = t._requires_grad
+            # forward mode: the output's tangent, for forward-over-reverse (as torch's)
+            self._fw = getattr(t, "_fw", None) if FWD.active else None
         else:
             self._t = t
         if HOOKS.stack and not t._wrapped:  # torch never packs a wrapped number
@@ -116,6 +118,8 @@ class SavedTensor:
             self._version_error(node)
         if self._is_output:
             t = _make(self._out_array())
+            if self._fw is not None:
+                t._fw = self._fw
             if self._requires_grad:
                 t._requires_grad = True
                 t._grad_fn = node

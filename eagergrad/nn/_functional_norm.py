@@ -86,7 +86,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         input = input.contiguous()
         with no_grad():
-            embedding_renorm_(weight, input, max_norm, norm_type)
+            embedding_renorm_(weight.detach(), input, max_norm, norm_type)
     return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 

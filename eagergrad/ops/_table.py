@@ -30,7 +30,7 @@ from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
-from ..tensor import _make, _wrap_outputs, _zeros_meta
+from ..tensor import FWD, _make, _tangent, _wrap_outputs, _zeros_meta
 
 OPS = {}  # name -> OpDef, for the table-driven tests
 
@@ -111,7 +111,7 @@ class _OpNode(Node):
     def apply(self, grads):
         if all(g is None for g in grads):
             return [None] * len(self._next)
-        if STATE.grad:
+        if STATE.grad or FWD.active:  # (dual level: the formulas' tangents are wanted)
             return self._apply_recorded(grads)
         key = (self._spec, tuple(g is None for g in grads))
         entry = self._jit_cache.get(key)
@@ -441,6 +441,8 @@ def call_op(op, tensors, attrs=()):
         out = f(*[t._value for t in tensors])
     if op.simple:  # one output, not a view, no variadic input: the hot path
         t = _make(out)
+        if FWD.active:  # (before _record: a saved result keeps its tangent)
+            _forward_tangents(op, tensors, attrs, (t,))
         if STATE.grad:
             for i in op.diff_index:
                 if tensors[i]._requires_grad:
@@ -448,12 +450,79 @@ def call_op(op, tensors, attrs=()):
                     break
         return t
     result = _wrap_outputs(op, tensors, attrs, out)
+    if FWD.active:
+        _forward_tangents(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
     if STATE.grad and op.diff_inputs:
         nfix = len(op.input_names) - op.variadic
         if any(tensors[i]._requires_grad for i in op.diff_index if i < nfix) or (
                 op.var_diff and any(t._requires_grad for t in tensors[nfix:])):
             _record(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
     return result
+
+
+# ---- forward mode (autograd/forward_ad.py) ---------------------------------------------
+_JVP = {}  # (op, attrs, inputs with a tangent) -> jitted (primals, tangents) -> tangents
+
+
+def _jvp_kernel(op, attrs, which):
+    f = op.fwd(attrs)
+
+    def run(primals, tangents):
+        def g(*dual):
+            args = list(primals)
+            for i, a in zip(which, dual):
+                args[i] = a
+            return f(*args)
+        return jax.jvp(g, tuple(primals[i] for i in which), tuple(tangents))[1]
+    return jax.jit(run)
+
+
+def _forward_tangents(op, tensors, attrs, outs):
+    """Give an op's outputs their tangents when an input has one: a view op's output
+    gets the same view of its input's tangent; any other op's, jax.jvp of its kernel
+    (pushforwards need no conj convention). Integer and non-differentiable outputs get
+    none."""
+    tans = [_tangent(t) for t in tensors]
+    if not any(x is not None for x in tans):
+        return
+    if op.view is not None and tans[0] is not None:
+        FWD.active = False
+        try:
+            tv = call_op(op, (tans[0],) + tuple(tensors[1:]), attrs)
+        finally:
+            FWD.active = True
+        for o, v in zip(outs, tv if isinstance(tv, tuple) else (tv,)):
+            o._fw = (FWD.gen, v)
+        return
+    which = tuple(i for i, (t, x) in enumerate(zip(tensors, tans))
+                  if x is not None and t.dtype.is_differentiable)
+    if not which:
+        return
+    key = (op, attrs, which)
+    fn = _JVP.get(key)
+    if fn is None:
+        fn = put_bounded(_JVP, key, _jvp_kernel(op, attrs, which), 1024)
+    tangents = []
+    for i in which:
+        x, np_dt = tans[i]._value, tensors[i].dtype.np
+        if x.dtype != np_dt:
+            x = (jnp.real(x) if jnp.iscomplexobj(x) and not jnp.iscomplexobj(
+                np.zeros((), np_dt)) else x).astype(np_dt)
+        tangents.append(x)
+    try:
+        res = fn(tuple(t._value for t in tensors), tuple(tangents))
+    except (NotImplementedError, TypeError) as e:  # jax has no jvp rule for the kernel
+        if "jvp" not in str(e) and "Differentiation rule" not in str(e):
+            raise
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op.name} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml"
+            ) from None
+    for j, (o, a) in enumerate(zip(outs, res if isinstance(res, tuple) else (res,))):
+        if j not in op.nondiff and o.dtype.is_differentiable and a.dtype != jax.dtypes.float0:
+            o._fw = (FWD.gen, _make(a))
 
 
 def _record(op, tensors, attrs, outs):

@@ -12,11 +12,11 @@ import numpy as np
 from .. import _dtypes as D
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from ..tensor import _wrap_dim, _make
+from ..tensor import FWD, _wrap_dim, _make
 from ..tensor import Tensor
 from ._args import as_t, wrapped
 from .pointwise import where
-from ._table import _record, defop, call_op
+from ._table import _forward_tangents, _record, defop, call_op
 from .fill import _copy, _fill
 from .inplace import inplace, overlap_rule
 from . import shape as S
@@ -675,6 +675,8 @@ def _out(op, tensors, attrs, arr, diff):
                 if t._grad_fn is not None:  # a Python point for the engine (not fused)
                     t._grad_fn._sig = None
                 break
+    if FWD.active:
+        _forward_tangents(op, tensors, attrs, (t,))
     return t
 
 

@@ -7,7 +7,7 @@ import jax
 
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from ..tensor import Tensor, _make
+from ..tensor import FWD, Tensor, _make, _tangent
 from ._table import DONATING
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
@@ -47,13 +47,17 @@ def inplace(self, fn, *args, **kwargs):
                                "in-place operation.")
     _check_overlap(self, fn, args)
     if not record:
-        if fn in DONATE_FNS and _donatable(self, args):
+        if fn in DONATE_FNS and not FWD.active and _donatable(self, args):
             out = _donating(self, fn, args, kwargs)
         else:
             out = fn(self, *args, **kwargs)
         _write_result(self, out, fn)
+        if FWD.active:
+            _write_tangent(self, out)
         return self
     snap = _make(self._value)  # the old value (arrays are immutable), with self's history
+    if FWD.active:
+        snap._fw = (FWD.gen, _tangent(self))
     if self_rg:
         snap._requires_grad, snap._grad_fn, snap._out_nr, snap._accumulator_ref = True, \
             self.grad_fn if view else self._grad_fn, self._out_nr, self._accumulator_ref
@@ -61,6 +65,8 @@ def inplace(self, fn, *args, **kwargs):
     if out.dtype is not self.dtype and _can_cast(out.dtype, self.dtype):
         out = out.to(self.dtype)
     _write_result(self, out, fn)
+    if FWD.active:
+        _write_tangent(self, out)
     node = out._grad_fn
     saved = getattr(node, "_saved", None)
     saved_out = [s for s in saved.values() if getattr(s, "_is_output", False)] if saved else ()
@@ -119,6 +125,24 @@ def _donating(self, fn, args, kwargs):
     finally:
         DONATING.n -= 1
         tl.storage = None
+
+
+def _write_tangent(self, out):
+    """Forward mode: self's tangent becomes out's, written in place (so through a view
+    into its base's tangent, as torch); a view of a base without a tangent gives the base
+    a zero one first. A result without a tangent zeroes self's."""
+    to, ts = _tangent(out), _tangent(self)
+    if to is None and ts is None:
+        return
+    if ts is None:
+        base = self._base
+        if base is None:
+            self._fw = (FWD.gen, _make(to._value.astype(self.dtype.np)))
+            return
+        base._fw = (FWD.gen, _make(jax.numpy.zeros(base._shape, base.dtype.np)))
+        self._fw = None
+        ts = _tangent(self)
+    ts._write(jax.numpy.zeros(ts._shape, ts.dtype.np) if to is None else to._value)
 
 
 def _check_view(view):
