@@ -129,10 +129,10 @@ CANDIDATES = [Candidate("torch eager", "torch", torch_like),
 
 def main():
     # float32 rounding (oneDNN vs XLA convolution and reduction orders) grows through
-    # BatchNorm over the repeated SGD steps on one batch: after 30 steps the largest
-    # difference to torch measured 1.7e-4 (0.27% of that weight), so the check is rtol 1e-2
-    # and atol 1e-3
-    best, checks = measure(CANDIDATES, STEPS, rounds=10, rtol=1e-2, atol=1e-3,
+    # BatchNorm over the 100 SGD steps on one batch: 1e-8 after one step, up to 1.3e-3 after
+    # 100 (bn2's running mean near 0.009); in float64 the same 100 steps agree with torch
+    # to 1e-14. So the check is rtol 1e-2 and atol 3e-3
+    best, checks = measure(CANDIDATES, STEPS, rounds=10, rtol=1e-2, atol=3e-3,
                            result="the last loss, the parameters and running statistics")
     report("cnn_step: the examples' CNN (Conv-BN-ReLU-Pool x2, Linear), batch 64 of 3x32x32, "
            "cross-entropy, one SGD step", list(best.items()))

@@ -224,3 +224,33 @@ def test_long_stretches_are_split_into_bounded_segments():
     before = fused.COUNTS["segments_fused"]
     f(eg)
     assert fused.COUNTS["segments_fused"] - before == -(-(n_ops + 1) // fused.MAX_NODES)
+
+
+def test_unfused_op_runs_alone_between_fused_segments(monkeypatch):
+    # convolution is declared fuse=False: its node runs as its own kernel, the nodes
+    # before and after it still run fused, and the gradients are torch's
+    def prog(m, x, w):
+        h = m.nn.functional.conv2d((x * 2).tanh(), w, padding=1)
+        return (h.sin() * h).sum()
+
+    rs = np.random.RandomState(3)
+    xv, wv = rs.randn(2, 3, 5, 5), rs.randn(4, 3, 3, 3) * 0.3
+
+    def run(m):
+        x, w = m.tensor(xv, requires_grad=True), m.tensor(wv, requires_grad=True)
+        prog(m, x, w).backward()
+        return x.grad.numpy(), w.grad.numpy()
+
+    expected = run(torch)
+    calls = []
+    node = eg.ops.conv.CONV.Node
+    monkeypatch.setattr(node, "apply", lambda self, g, f=node.apply: calls.append(1) or f(self, g))
+    fused.clear()
+    for i in range(3):  # run 1 node by node, then fused segments around the convolution
+        before = fused.COUNTS["segments_fused"]
+        got = run(eg)
+        assert len(calls) == i + 1  # the convolution's node ran on its own each time
+        if i:
+            assert fused.COUNTS["segments_fused"] - before == 2, fused.COUNTS
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -222,8 +222,9 @@ class OpDef:
     """One row of the op table."""
 
     def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff,
-                 saved_meta=None, complex_error=None, dynamic=()):
+                 saved_meta=None, complex_error=None, dynamic=(), fuse=True):
         self.name = name
+        self.fuse = fuse  # False: its node runs alone, never inside a fused segment
         self.kernel = kernel if complex_error is None else _no_complex(kernel, complex_error)
         self.inputs = inputs
         self.attr_names = attrs
@@ -399,7 +400,7 @@ def _no_complex(kernel, error):
 
 
 def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
-          view=None, nondiff=(), saved_meta=None, complex_error=None, dynamic=(),
+          view=None, nondiff=(), saved_meta=None, complex_error=None, dynamic=(), fuse=True,
           **formulas):
     """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
 
@@ -408,14 +409,16 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
     for plain values torch's node keeps besides tensors (`_saved_self_sym_sizes`).
     complex_error: (exception type, message with "{}" for the dtype's scalar name) that
     torch raises for complex inputs. dynamic: names of integer attributes the kernel
-    takes as traced scalars (one compiled kernel for all their values).
+    takes as traced scalars (one compiled kernel for all their values). fuse=False: the
+    node's backward runs as its own kernel, never inside a fused segment (engine/fused.py),
+    for kernels XLA compiles worse inside a larger computation.
     """
     if node is None:
         node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
     op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
                view, frozenset(nondiff),
                saved_meta and (frozenset(saved_meta[0]), saved_meta[1]), complex_error,
-               tuple(dynamic))
+               tuple(dynamic), fuse)
     OPS[name] = op
     return op
 
@@ -597,4 +600,5 @@ def _record(op, tensors, attrs, outs):
         saved[k] = SavedTensor(outs[j], True)
     # the gradient metadata each edge expects is that of the input it leads to
     spec = node._spec = _new_spec(NodeSpec, (attrs, tuple(metas), meta, plan.layout, n_var))
-    node._sig = intern_sig((op, spec))
+    # (no _sig: the engine runs the node on its own, a point between fused segments)
+    node._sig = intern_sig((op, spec)) if op.fuse else None

@@ -129,8 +129,11 @@ def _bias_meta(tensors, needs_grad):
     return {"bias_sym_sizes_opt": tuple(tensors[2]._shape)}
 
 
+# fuse=False: inside a fused backward segment XLA's CPU convolution gradients ran slower
+# than as kernels of their own (bench/cnn_step: the step took 7.5 ms fused, 6.6 with the
+# convolution nodes alone and the rest fused)
 CONV = defop("convolution", _conv_k, inputs=("input", "weight", "bias"), attrs=_CONV_ATTRS,
-             node="ConvolutionBackward0",
+             node="ConvolutionBackward0", fuse=False,
              saved_meta=(("bias_sym_sizes_opt",), _bias_meta),
              input=_conv_grad(0), weight=_conv_grad(1),
              # torch saves input and weight whatever needs a gradient
