@@ -9,7 +9,7 @@ import jax
 
 from ..engine.engine import current_graph_task_id, will_execute
 from ..engine.graph import AccumulateGrad, GraphRoot, Node, RemovableHandle  # noqa: F401
-from ..engine.saved import HOOKS, SavedTensor  # noqa: F401
+from ..engine.saved import HOOKS, SavedTensor, saved_tensors_hooks  # noqa: F401
 from ..tensor import Tensor, _make
 
 
@@ -96,34 +96,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 fn(grad)
         return _MultiHandle(tuple(t.register_hook(hook) for t in tensors if t.requires_grad))
     raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
-
-
-class saved_tensors_hooks:
-    """Pack/unpack hooks for every tensor saved for backward inside the context
-    (thread-local; nested contexts: the innermost wins).
-
-    >>> import eagergrad as torch
-    >>> calls = []
-    >>> x = torch.ones(2, requires_grad=True)
-    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: calls.append(1) or t,
-    ...                                              lambda t: t):
-    ...     y = x * x
-    >>> len(calls)
-    2
-    """
-
-    def __init__(self, pack_hook, unpack_hook):
-        self.pack_hook = pack_hook
-        self.unpack_hook = unpack_hook
-
-    def __enter__(self):
-        if HOOKS.disabled is not None:
-            raise RuntimeError(HOOKS.disabled)
-        HOOKS.stack.append((self.pack_hook, self.unpack_hook))
-        return self
-
-    def __exit__(self, *exc):
-        HOOKS.stack.pop()
 
 
 class disable_saved_tensors_hooks:

@@ -21,6 +21,34 @@ class _HookState(threading.local):
 HOOKS = _HookState()
 
 
+class saved_tensors_hooks:
+    """Pack/unpack hooks for every tensor saved for backward inside the context
+    (thread-local; nested contexts: the innermost wins).
+
+    >>> import eagergrad as torch
+    >>> calls = []
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: calls.append(1) or t,
+    ...                                              lambda t: t):
+    ...     y = x * x
+    >>> len(calls)
+    2
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if HOOKS.disabled is not None:
+            raise RuntimeError(HOOKS.disabled)
+        HOOKS.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        HOOKS.stack.pop()
+
+
 class SavedTensor:
     """A tensor saved by a node. An input is kept as the tensor object itself (so
     `x is y.grad_fn._saved_self`); an output is kept as its array, and unpacking it

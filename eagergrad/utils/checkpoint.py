@@ -25,7 +25,7 @@ from ..creation import get_rng_state, set_rng_state
 from ..engine.engine import current_graph_task_id, execute, is_checkpoint_valid
 from ..engine.function import Function
 from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..engine.saved import HOOKS, SavedTensor
+from ..engine.saved import HOOKS, SavedTensor, saved_tensors_hooks
 from ..nn import Sequential
 from ..tensor import Tensor
 
@@ -301,23 +301,7 @@ class _CheckpointFrame:
                 f"{mismatched}.\n{_debug_tip_msg}")
 
 
-class _saved_tensors_hooks:
-    """autograd.graph.saved_tensors_hooks (a layer above this one)."""
-
-    def __init__(self, pack_hook, unpack_hook):
-        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
-
-    def __enter__(self):
-        if HOOKS.disabled is not None:
-            raise RuntimeError(HOOKS.disabled)
-        HOOKS.stack.append((self.pack_hook, self.unpack_hook))
-        return self
-
-    def __exit__(self, *exc):
-        HOOKS.stack.pop()
-
-
-class _recomputation_hook(_saved_tensors_hooks):
+class _recomputation_hook(saved_tensors_hooks):
     """During recomputation: each saved tensor fills the next holder of the frame."""
 
     def __init__(self, target_frame_ref, gid):
@@ -349,7 +333,7 @@ class _recomputation_hook(_saved_tensors_hooks):
         super().__init__(pack_hook, lambda x: x)
 
 
-class _checkpoint_hook(_saved_tensors_hooks):
+class _checkpoint_hook(saved_tensors_hooks):
     """During the checkpointed forward: a saved tensor packs a holder (and its metadata)."""
 
     def __init__(self, frame):
