@@ -296,3 +296,17 @@ def test_einsum_under_jit():
     a, b, c = (np.ones(s) for s in [(2, 3), (3, 4), (4, 5)])
     g = jax.jit(jax.grad(eg.jaxify(f)))(a, b, c)
     np.testing.assert_allclose(np.asarray(g), np.full((2, 3), 20.0))
+
+
+def test_adjoint_mh_and_inplace_tril_triu():
+    def f(L):
+        z = L.tensor([[1 + 2j, 3j, -1.0], [0.5, 2 - 1j, 1j]], requires_grad=True)
+        a, m = z.adjoint(), z.mH
+        x = L.tensor([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]], requires_grad=True)
+        y = x * 1
+        y.tril_(-1)
+        w = x * 2
+        w.triu_()
+        ((a * m.conj()).abs().sum() + (y * y).sum() + w.sum() + L.adjoint(x)[0, 1]).backward()
+        return a, m, a._is_view(), m.is_conj(), y, w, z.grad, x.grad, L.adjoint(x)
+    same(f)

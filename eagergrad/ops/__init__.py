@@ -104,7 +104,7 @@ INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "lo
            "ceil", "round", "trunc", "frac", "reciprocal", "clamp", "clamp_min", "clamp_max",
            "atan2", "maximum", "minimum", "remainder", "floor_divide", "clip", "scatter",
            "scatter_add", "logical_not", "bitwise_not", "masked_fill", "index_add", "index_copy",
-           "index_fill", "index_put", "nan_to_num")
+           "index_fill", "index_put", "nan_to_num", "tril", "triu")
 
 
 # in-place ops whose kernel may reuse the tensor's buffer (ops/inplace.py _donatable)
@@ -137,6 +137,7 @@ def bind_methods(Tensor):
     Tensor.where = _method_where
     Tensor.T = property(S._T)
     Tensor.mT = property(S._mT)
+    Tensor.mH = property(S.adjoint)
     Tensor.real = property(_real)
     Tensor.imag = property(_imag)
     Tensor.new_zeros = _new(0)

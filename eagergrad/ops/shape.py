@@ -228,6 +228,17 @@ def _mT(input):
     return transpose(input, -2, -1)
 
 
+def adjoint(input):
+    """torch.adjoint (and Tensor.mH): the conjugate transpose of the last two dims, a view.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([[1 + 2j, 3j]]).adjoint()
+    tensor([[1.-2.j],
+            [0.-3.j]])
+    """
+    return conj(transpose(input, -2, -1))
+
+
 def _expand_meta(src, attrs, idx, shape):
     st = src.stride()
     lead = len(shape) - src.ndim
