@@ -162,6 +162,17 @@ def _mul_view_(t, index, base=False):
     return t if base else v
 
 
+def _mul_real_(z):
+    """z.real *= 3 (an in-place op on a real view of a complex base); the base."""
+    z.real.mul_(3)
+    return z
+
+
+def _add_imag_(z, y):
+    z.imag.add_(y * y)
+    return z
+
+
 def _inplace_complex(m, t, w):
     m.view_as_complex(t).mul_(w)
     return t
@@ -827,14 +838,19 @@ SAMPLES.update({
         S(lambda m, x: _mul_view_(x * 1, (slice(None), 1))[1:], F(3, 4),
           name="a view of the view"),
     ],
+    # (under create_graph CopySlices records torch's own steps, as_strided and copy_,
+    # except for a view of another dtype, the real or imaginary part of a complex base)
     "view_write": [
         S(lambda m, x: _mul_view_(x * 1, 1, base=True), F(3, 4), name="CopySlices base"),
+        S(lambda m, z: _mul_real_(z * 1), C(3, 2), name="CopySlices base, real part"),
         S(lambda m, x, y: _setitem(x * 1, (0, slice(1, 3)), y), F(3, 4), F(2),
           name="setitem slice"),
     ],
     "view_gather": [
         S(lambda m, x, y: _add_view_(x * 1, y, base=True), F(3, 4), F(4),
           name="CopySlices base, other input"),
+        S(lambda m, z, y: _add_imag_(z * 1, y), C(3, 2), F(3, 2),
+          name="CopySlices base, imaginary part, other input"),
     ],
     "view_scatter": [
         S(lambda m, x, y: _add_view_(x * 1, y), F(3, 4), F(4), name="the view, other input"),
