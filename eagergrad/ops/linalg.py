@@ -7,7 +7,6 @@ householder_product and matrix_exp are one node each with torch's derivative for
 (FunctionsManual.cpp), their results in LAPACK's column-major layout as torch's.
 (Longer than ~800 lines: the op table's module list names this one module for all of
 linear algebra; a split would touch that shared list.)"""
-import math
 import string
 
 import jax
@@ -20,7 +19,7 @@ from . import shape as S
 from ._args import promote
 from ._table import call_op, defop
 from .inplace import inplace
-from .pointwise import mul, where
+from .pointwise import mul
 from .reduce import _vnorm_back, _vnorm_k
 from .reduce import sum as _sum
 

@@ -25,7 +25,7 @@ from ..creation import get_rng_state, set_rng_state
 from ..engine.engine import current_graph_task_id, execute, is_checkpoint_valid
 from ..engine.function import Function
 from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..engine.saved import HOOKS, SavedTensor, saved_tensors_hooks
+from ..engine.saved import SavedTensor, saved_tensors_hooks
 from ..nn import Sequential
 from ..tensor import Tensor
 
