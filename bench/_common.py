@@ -37,7 +37,8 @@ class Candidate(NamedTuple):
     lib: str                   # "torch", "eagergrad" or "jax"
     make: Callable             # make(L) -> step, on fresh state
     ref: Optional[str] = None  # the torch candidate to match (default: the first torch one)
-    fused: bool = True         # eagergrad: the backward has segments to fuse (False: none)
+    fused: bool = True         # eagergrad: the backward has segments to fuse
+    unfused_why: str = "a hook on every node: nothing to fuse"  # (fused=False: why not)
 
 
 # ---- the child: one candidate, one process -------------------------------------------------
@@ -197,7 +198,7 @@ def measure(candidates, steps, rounds=15, rtol=1e-4, atol=1e-5,
         if c.lib == "eagergrad":
             notes.append(f"{c.label}: timed steps ran {info['fused']} fused backward segments"
                          f", {info['node_by_node']} node by node" +
-                         ("" if c.fused else " (a hook on every node: nothing to fuse)"))
+                         ("" if c.fused else f" ({c.unfused_why})"))
         ref = c.ref or first_torch
         got, want = done[c.label]["result"], done[ref]["result"]
         assert len(got) == len(want), (c.label, len(got), len(want))

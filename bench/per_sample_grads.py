@@ -111,9 +111,12 @@ def func_jitted(L):
     return step
 
 
+_NO_ENGINE = "jax's transforms differentiate: the engine runs no backward"
 CANDIDATES = [Candidate("torch.func", "torch", func_like),
-              Candidate("eagergrad.func", "eagergrad", func_like, fused=False),
-              Candidate("eagergrad.func in jax.jit", "eagergrad", func_jitted, fused=False),
+              Candidate("eagergrad.func", "eagergrad", func_like, fused=False,
+                        unfused_why=_NO_ENGINE),
+              Candidate("eagergrad.func in jax.jit", "eagergrad", func_jitted, fused=False,
+                        unfused_why=_NO_ENGINE),
               Candidate("torch loop", "torch", torch_loop),
               Candidate("jax.jit(vmap(grad))", "jax", jax_jit)]
 
