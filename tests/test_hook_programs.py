@@ -322,7 +322,7 @@ def _remove_targets_exist(program):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@settings(max_examples=1000, derandomize=True, deadline=None, database=None,
+@settings(max_examples=500, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_hook_programs_match_torch(program):

@@ -506,7 +506,7 @@ def run_program(data, base_shape):
     conftest.repeat(body)
 
 
-@settings(max_examples=600, deadline=None, derandomize=True, database=None,
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data(), st.sampled_from([(3, 4), (4,)]))
 def test_random_programs_match_torch(data, base_shape):

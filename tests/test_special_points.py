@@ -261,9 +261,9 @@ SWEEP = [_at(s, v) for s in ALL if any(a.dtype in (FLOAT, COMPLEX) for a in s.ar
 
 @pytest.mark.parametrize("sample", SWEEP, ids=[s.id for s in SWEEP])
 def test_sweep(sample):
+    # (no graph check here: ops are tracer-safe, so a graph cannot depend on the values;
+    # test_ops_torch compares every sample's graph)
     if "forward" not in sample.xfail:
         check_forward(sample, "float64")
-    if "graph" not in sample.xfail:
-        check_graph(sample, "float64")
     if sample.differentiable and "backward" not in sample.xfail:
         check_backward(sample, "float64")
