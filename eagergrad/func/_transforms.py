@@ -100,20 +100,22 @@ def _flatten(tree, leaves=None, none_leaf=False):
 
 
 def _unflatten(spec, leaves):
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s.kind is None:
-            return next(it)
-        kids = [build(c) for c in s.children]
-        if s.kind is dict:
-            return dict(zip(s.context, kids))
-        if s.kind is type(None):
-            return None
-        if hasattr(s.kind, "_fields"):  # namedtuple
-            return s.kind(*kids)
-        return s.kind(kids)
-    return build(spec)
+
+def _build(s, it):
+    # (module-level: a closure over itself would be a reference cycle that keeps the
+    # leaves, e.g. large outputs, alive until the garbage collector runs)
+    if s.kind is None:
+        return next(it)
+    kids = [_build(c, it) for c in s.children]
+    if s.kind is dict:
+        return dict(zip(s.context, kids))
+    if s.kind is type(None):
+        return None
+    if hasattr(s.kind, "_fields"):  # namedtuple
+        return s.kind(*kids)
+    return s.kind(kids)
 
 
 def _broadcast(prefix, spec):
