@@ -19,10 +19,14 @@ _new = object.__new__
 class _FuncLevels(threading.local):
     """The torch.func transforms active in this thread, innermost last (objects of
     func/_transforms.py with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
-    .item()/bool() and random draws behave inside them; whether a value is vmapped)."""
+    .item()/bool() and random draws behave inside them; whether a value is vmapped).
+    capture: while a top-level transform traces its call, what the call touches outside
+    itself (func/_transforms.py _Capture: tensors requiring grad that recorded ops read,
+    storages written in place); None otherwise."""
 
     def __init__(self):
         self.levels = []
+        self.capture = None
 
 
 FUNC = _FuncLevels()
@@ -189,6 +193,8 @@ class Tensor:
         if arr.shape != self._shape:
             arr = jnp.broadcast_to(arr, self._shape)
         st = self._storage
+        if FUNC.capture is not None:
+            FUNC.capture.writes(st)
         if self._vchain is None:
             st.array = arr
         else:

@@ -3,13 +3,19 @@ hessian, vmap, functionalize.
 
 Each transform runs the eager function once on tensors that hold jax tracers and applies
 the matching jax transform (jax.vjp, jax.jvp, jax.linearize, jax.vmap), so transforms
-compose (vmap of grad, jacfwd of jacrev) and run under jax.jit. Inside, eagergrad records
-no graph (tensors over tracers never require grad).
+compose (vmap of grad, jacfwd of jacrev) and run under jax.jit.
 
-Autograd over a transform: outputs are differentiable w.r.t. the tensor ARGUMENTS that
-require grad (one node whose backward is the jax vjp of the call); tensors the function
-captures by closure are constants for it (pass them as arguments, e.g. functional_call). One file of ~850 lines: the transforms share the pytree, level and
-autograd-over helpers.
+Called eagerly (NOTE [programs]), a transform is traced anew on every call, so the
+user's Python runs each time as in torch, and runs compiled: grad and vmap trace the
+function at its own level and apply jax's transform to its jaxpr (_deferred), once per
+distinct jaxpr; a call with autograd over it is traced whole into one program
+(_Program). Arrays the function closes over are the programs' inputs, read fresh.
+
+Autograd over a transform: outputs are differentiable w.r.t. the tensors that require
+grad which it reads, arguments or captured by closure (one node whose backward is the
+jax vjp of the program). In-place writes to captured tensors happen once per call.
+
+One file: the transforms share the pytree, level, program and autograd-over helpers.
 
 NOTE [conj convention]: torch.func, like torch.autograd, returns dL/dz* for complex
 inputs: a torch vjp is conj(jax_vjp(conj(v))). Pushforwards (jvp, jacfwd) are
@@ -18,13 +24,18 @@ convention-free and equal jax's.
 # ruff: noqa: TRY004 - torch raises RuntimeError/ValueError on these type checks
 import contextlib
 import functools
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src.interpreters.batching import BatchTracer
+from jax.extend.core import Literal
 
+from .. import creation
+from .._cache import put_bounded
 from .._mode import STATE
+from .._storage import Storage
 from ..creation import from_jax
 from ..engine.function import Function
 from ..engine.grad_mode import no_grad
@@ -210,8 +221,8 @@ def _inside(kind, randomness=None, index=None):
     (grad, vjp, jacrev) the differentiated inputs require grad, as in torch (their graph
     of tracers is dropped); elsewhere nothing is recorded."""
     prev = STATE.grad
-    if kind not in _REVERSE:
-        STATE.grad = False
+    if kind not in _REVERSE and not (FUNC.capture is not None and FUNC.capture.grad):
+        STATE.grad = False  # (while autograd over the call is traced, ops still record)
     FUNC.levels.append(_Level(kind, randomness, index))
     try:
         yield
@@ -273,14 +284,24 @@ class _TransformOutput(Function):
         return (None, *_TransformOutput.apply(backward, *tensors, *grads))
 
 
-def _over_autograd(call, args):
-    """call(*args), seen through by eagergrad's autograd when grad mode is on and a tensor
-    in the pytree `args` requires grad (the tensors inside the transform never do)."""
+def _over_autograd(call, args, direct=False):
+    """call(*args): a transform called at top level (the pytree `args` holds no tracer)
+    runs as a traced program (_Program: compiled from its second sighting on); seen
+    through by eagergrad's autograd when grad mode is on and a tensor it reads requires
+    grad, argument or captured by closure. Nested in another transform, or under the
+    user's jax trace, it is traced by the enclosing one: jax composes them.
+    direct: the transform defers its jax transform (_deferred): without autograd over
+    it, it runs on the arguments as they are, its compiled program called directly."""
     leaves, spec = _flatten(args)
     idx = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
-    # (inside another transform the graph would be dropped: jax differentiates through)
-    if FUNC.levels or not (STATE.grad and any(leaves[i]._requires_grad for i in idx)):
+    arrays = [leaves[i]._value for i in idx]
+    if FUNC.levels or any(isinstance(a, jax.core.Tracer) for a in arrays):
         return call(*args)
+    grad = STATE.grad
+    if direct and not (grad and any(leaves[i]._requires_grad for i in idx)):
+        out = _direct(call, args, grad)
+        if out is not _NeedsAutograd:
+            return out
     info = {}
 
     def compute(*arrs):
@@ -291,12 +312,370 @@ def _over_autograd(call, args):
         # arguments the call modified in place (vmap's write-back): extra outputs
         info["mutated"] = [i for i, a in zip(idx, arrs) if new[i]._storage.array is not a]
         return [t._value for t in out_leaves] + [new[i]._value for i in info["mutated"]]
+    prog = _Program.trace(compute, arrays, grad)
+    if prog is None:  # the call needs concrete values (.item() under grad): jax eagerly
+        return _eager_over_autograd(call, args, leaves, idx, compute, info, grad)
+    inputs = [leaves[i] for i in idx] + prog.captured
+    if grad and any(t._requires_grad for t in inputs):
+        outs = list(_TransformOutput.apply(prog, *inputs))
+    else:
+        outs = [_wrap(a) for a in prog(*arrays, *[t._value for t in prog.captured])]
+    n = len(outs) - len(info["mutated"]) - len(prog.written)
+    for st, o in zip(prog.written, outs[len(outs) - len(prog.written):]):
+        st.array = o._value
+        st.generation += 1
+    with no_grad():
+        for i, o in zip(info["mutated"], outs[n:]):
+            leaves[i].copy_(o)
+    return _unflatten(info["out"], outs[:n])
+
+
+class _NeedsAutograd(BaseException):  # a signal (past a user's `except Exception`)
+    """_direct's call read a tensor requiring grad: autograd over the call is needed."""
+
+
+def _direct(call, args, grad):
+    """call(*args) under a capture, no trace around it: its deferred transforms run
+    their compiled programs on concrete arrays. _NeedsAutograd (the class) if it read a
+    tensor that requires grad (nothing has run then); if tracing needs concrete values,
+    call(*args) without a capture."""
+    key0 = creation._rng.key
+    prev, FUNC.capture = FUNC.capture, _Capture(grad, direct=True)
+    try:
+        return call(*args)
+    except _NeedsAutograd:
+        creation._rng.key = key0
+        return _NeedsAutograd
+    except _NEEDS_VALUES:
+        creation._rng.key = key0
+    finally:
+        FUNC.capture = prev
+    COUNTS["untraceable"] += 1
+    return call(*args)  # jax's transforms on concrete values, primitive by primitive
+
+
+def _eager_over_autograd(call, args, leaves, idx, compute, info, grad):
+    """_over_autograd without a trace: jax's transforms run eagerly on concrete values;
+    autograd reaches the tensor arguments (not tensors captured by closure)."""
+    if not (grad and any(leaves[i]._requires_grad for i in idx)):
+        return call(*args)
     outs = _TransformOutput.apply(compute, *[leaves[i] for i in idx])
     n = len(outs) - len(info["mutated"])
     with no_grad():
         for i, o in zip(info["mutated"], outs[n:]):
             leaves[i].copy_(o)
     return _unflatten(info["out"], outs[:n])
+
+
+# ---- transforms inside a program's trace: applied to the function's jaxpr, cached ----
+_DEFERRED = {}  # (kind, static, jaxpr key) -> what build(jaxpr) made
+
+
+def _deferred(kind, static, pure, args, build):
+    """(build(jaxpr, n_writes), consts, write) for pure traced at its own level on
+    `args` (arrays or ShapeDtypeStructs): the user's function runs as under the transform
+    (its level pushed), but jax's transform is applied to the jaxpr, once per distinct
+    jaxpr, by the jitted function build makes: tracing through vmap/vjp primitive by
+    primitive cost most of a call. The consts (closed-over values) are its first
+    argument. Storages from outside that pure wrote are extra outputs of the jaxpr, put
+    back after the trace; write(their values) writes them at the enclosing level."""
+    cap = FUNC.capture
+    frame, through = _Frame(), []
+    frame.kind = kind
+
+    def traced(*a):
+        frame.trace = inner = a[0]._trace
+        outs = pure(*a)
+        # storages from outside this trace that it wrote: extra outputs, written through
+        through.extend(st for st, old in frame.values()
+                       if not (isinstance(old, jax.core.Tracer) and old._trace is inner))
+        return outs, [st.array for st in through]
+    cap.frames.append(frame)
+    try:
+        closed = jax.make_jaxpr(traced)(*args)
+    finally:
+        cap.frames.pop()
+        for st, old in frame.values():
+            st.array = old
+            st.generation += 1
+    try:
+        key = (kind, static, len(through), _jaxpr_key(closed.jaxpr))
+    except TypeError:
+        key = None
+    made = None if key is None else _DEFERRED.get(key)
+    if made is None:
+        made = build(closed.jaxpr, len(through))
+        COUNTS["deferred_built"] += 1
+        if key is not None:
+            put_bounded(_DEFERRED, key, made, 128)
+    else:
+        COUNTS["deferred_reused"] += 1
+    return made, closed.consts, functools.partial(_write_through, cap, through)
+
+
+def _write_through(cap, storages, values):
+    """Give the storages a _deferred trace wrote their values at the enclosing level."""
+    for st, v in zip(storages, values):
+        cap.writes(st)
+        st.array = v
+        st.generation += 1
+
+
+def _grad_program(jaxpr, n_writes):
+    """jit (consts, *arrays) -> (value, gradients (torch's conj convention), aux, written
+    values) of a jaxpr whose outputs are the scalar value, the aux arrays and the
+    written values."""
+    def program(consts, *arrays):
+        def f(*a):
+            outs = jax.core.eval_jaxpr(jaxpr, consts, *a)
+            return outs[0], outs[1:]
+        value, pullback, rest = jax.vjp(f, *arrays, has_aux=True)
+        grads = [_conj(g) for g in pullback(jnp.ones_like(value))]
+        cut = len(rest) - n_writes
+        return value, grads, rest[:cut], rest[cut:]
+    return jax.jit(program)
+
+
+def _vmap_program(axes, jaxpr, n_writes):
+    """(jit (consts, index, *arrays) -> (outputs mapped over `axes` (moved to 0),
+    written values), which outputs are batched) for the jaxpr of vmap's per-element
+    function; a batched write into a storage from outside raises torch's error."""
+    flags = []
+
+    def program(consts, index, *arrays):
+        def one(index, *a):
+            outs = jax.core.eval_jaxpr(jaxpr, consts, index, *a)
+            flags[:] = [_batched(o, index) for o in outs]
+            return outs
+        outs = jax.vmap(one, in_axes=(0, *axes))(index, *arrays)
+        cut = len(outs) - n_writes
+        return outs[:cut], [w[0] for w in outs[cut:]]
+
+    def shaped(aval, d=None):
+        shape = aval.shape if d is None else aval.shape[:d] + (1,) + aval.shape[d:]
+        return jax.ShapeDtypeStruct(shape, aval.dtype)
+    index, *ins = jaxpr.invars
+    jax.eval_shape(program, [shaped(v.aval) for v in jaxpr.constvars], shaped(index.aval, 0),
+                   *[shaped(v.aval, d) for v, d in zip(ins, axes)])
+    if any(flags[len(flags) - n_writes:]):
+        raise RuntimeError(_VMAP_INPLACE)
+    return jax.jit(program), flags[:len(flags) - n_writes]
+
+
+# ---- a top-level call as a traced program --------------------------------------------
+class _Capture:
+    """What a call's trace touches outside itself (FUNC.capture while it traces):
+    tensors that require grad read by recorded ops (their arrays become consts of the
+    jaxpr), and storages written in place (put back after the trace; their new values
+    become extra outputs, written after the run)."""
+    __slots__ = ("direct", "frames", "grad", "read", "written")
+
+    def __init__(self, grad, direct=False):
+        self.grad = grad  # grad mode was on at the call: note the reads (ops record)
+        self.direct = direct  # _direct: a read means autograd over the call is needed
+        self.read = {}  # id(array) -> (tensor, array)
+        self.written = {}  # id(storage) -> (storage, its array before the trace)
+        self.frames = []  # a _Frame per _deferred trace inside it, innermost last
+
+    def reads(self, tensors):
+        if not self.grad:
+            return
+        for t in tensors:
+            if t._requires_grad:
+                v = t._value
+                if not isinstance(v, jax.core.Tracer):
+                    if self.direct:
+                        raise _NeedsAutograd
+                    self.read.setdefault(id(v), (t, v))
+
+    def mutates(self, t, fn):
+        """An in-place op `fn` on t: under grad, t must have been made inside (torch)."""
+        frame = self.frames[-1] if self.frames else None
+        if frame is None or frame.kind != "grad":
+            return
+        a = t._storage.array
+        if not (isinstance(a, jax.core.Tracer) and a._trace is frame.trace):
+            name = fn.__name__.lstrip("_")
+            raise RuntimeError(
+                "During a grad (vjp, jvp, grad, etc) transform, the function provided "
+                f"attempted to call in-place operation (aten::{name}_{_OVERLOAD.get(name, '')})"
+                " that would mutate a captured Tensor. This is not supported; please rewrite "
+                "the function being transformed to explicitly accept the mutated Tensor(s) "
+                "as inputs.")
+
+    def writes(self, st):
+        if self.frames:
+            self.frames[-1].setdefault(id(st), (st, st.array))
+        elif id(st) not in self.written and not isinstance(st.array, jax.core.Tracer):
+            self.written[id(st)] = (st, st.array)
+
+    def undo_writes(self):
+        for st, old in self.written.values():
+            st.array = old
+            st.generation += 1
+
+
+_OVERLOAD = dict.fromkeys(("add", "sub", "mul", "div", "remainder", "floor_divide"), ".Tensor")
+_OVERLOAD.update(dict.fromkeys(("fill", "masked_fill", "pow"), ".Scalar"))
+
+
+class _Frame(dict):
+    """A _deferred trace's writes (id(storage) -> (storage, array before)); its kind
+    and jax trace."""
+    __slots__ = ("kind", "trace")
+
+
+_NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                 jax.errors.TracerIntegerConversionError)
+
+
+def _refs_of_storage(t):
+    return sys.getrefcount(t._storage)
+
+
+_UNSHARED = _refs_of_storage(from_jax(jnp.zeros(())))  # a storage only its tensor holds
+_PROGRAMS = {}  # jaxpr key -> [sightings, compiled or None]
+# what ran (tests count the fast paths): programs traced, compiled and run compiled or
+# primitive by primitive; deferred transforms built or found; calls that needed values
+COUNTS = {"traced": 0, "compiled": 0, "compiled_runs": 0, "eager_runs": 0,
+          "deferred_built": 0, "deferred_reused": 0, "untraceable": 0}
+
+
+class _Program:
+    """A top-level transform call traced to a jaxpr: program(*arrays, *captured arrays)
+    evaluates it. Every call is traced anew (the user's Python runs each time, as
+    eagerly); equal jaxprs share one compiled executable, made on the second sighting.
+    Arrays the function closes over (its consts) are inputs; `captured` are the tensors
+    requiring grad among them, `written` the storages it wrote in place."""
+
+    @staticmethod
+    def trace(compute, arrays, grad):
+        """The program of compute(*arrays), or None if tracing it needs concrete values.
+        grad: note the tensors requiring grad it reads (autograd over the call)."""
+        prog = _Program()
+        cap = _trace(prog, compute, arrays, grad)
+        if cap is None:
+            return None
+        shared = [t for t, _ in cap.read.values()
+                  if t._vchain is None and _refs_of_storage(t) > _UNSHARED]
+        if shared:  # another tensor may read the same array: retrace with distinct ones
+            cap = _trace(prog, compute, arrays, grad, shared)
+        consts = {id(c): k for k, c in enumerate(prog.consts)}
+        prog.cpos, prog.captured = [], []
+        for t, v in cap.read.values():
+            k = consts.get(id(v))
+            if k is not None and prog.consts[k] is v:
+                prog.cpos.append(k)
+                prog.captured.append(t)
+        prog.written = [st for st, _ in cap.written.values()]
+        return prog
+
+    def __call__(self, *arrays):
+        n = len(arrays) - len(self.cpos)
+        consts = list(self.consts)
+        for k, a in zip(self.cpos, arrays[n:]):
+            consts[k] = a
+        return self.run(consts, *arrays[:n])
+
+
+def _trace(prog, compute, arrays, grad, distinct=()):
+    """Trace compute(*arrays) into prog (jaxpr, consts, run); the _Capture, or None if
+    the trace needs concrete values (the random stream and written storages are put
+    back). distinct: tensors given arrays of their own while it traces."""
+    cap = _Capture(grad)
+    key0 = creation._rng.key
+    swapped = [(t, t._storage) for t in distinct]
+    for t, st in swapped:
+        t._storage = Storage(jnp.array(st.array, copy=True))
+    prev, FUNC.capture = FUNC.capture, cap
+
+    def traced(*arrs):
+        outs = compute(*arrs)
+        return outs + [st.array for st, _ in cap.written.values()]
+    try:
+        closed = jax.make_jaxpr(traced)(*arrays)
+    except _NEEDS_VALUES:
+        creation._rng.key = key0
+        COUNTS["untraceable"] += 1
+        return None
+    finally:
+        FUNC.capture = prev
+        cap.undo_writes()
+        for t, st in swapped:
+            t._storage = st
+    COUNTS["traced"] += 1
+    prog.consts = closed.consts
+    prog.run = _executable(closed.jaxpr)
+    return cap
+
+
+def _executable(jaxpr):
+    """run(consts, *args) for the jaxpr: eval_jaxpr, primitive by primitive, on its
+    first sighting; a jitted eval_jaxpr of the first jaxpr seen from the second on."""
+    try:
+        key = _jaxpr_key(jaxpr)
+    except TypeError:  # a parameter that is neither hashable nor an array: never cached
+        key = None
+    entry = None if key is None else _PROGRAMS.get(key)
+    if entry is None:
+        if key is not None:
+            put_bounded(_PROGRAMS, key, [1, None], 64)
+        return _eager(jaxpr)
+    if entry[1] is None:
+        first = jaxpr
+        entry[1] = jax.jit(lambda consts, *args: jax.core.eval_jaxpr(first, consts, *args))
+        COUNTS["compiled"] += 1
+    compiled = entry[1]
+
+    def run(consts, *args):
+        COUNTS["compiled_runs"] += 1
+        return compiled(consts, *args)
+    return run
+
+
+def _eager(jaxpr):
+    def run(consts, *args):
+        COUNTS["eager_runs"] += 1
+        return jax.core.eval_jaxpr(jaxpr, consts, *args)
+    return run
+
+
+def _jaxpr_key(jaxpr):
+    """A hashable key equal for two jaxprs exactly when they compute the same: variables
+    numbered by position, literals and parameters by value (an array's by its bytes),
+    sub-jaxprs and functions by identity (jax hands out the same object for the same
+    cached trace; the key holds it alive). TypeError: a parameter it cannot key."""
+    ids = {}
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        ids[v] = len(ids)
+
+    def atom(x):
+        if isinstance(x, Literal):
+            return ("lit", x.aval, _param_key(x.val))
+        return ids[x]
+    parts = [tuple(v.aval for v in jaxpr.constvars), tuple(v.aval for v in jaxpr.invars)]
+    for e in jaxpr.eqns:
+        ins = tuple(atom(x) for x in e.invars)
+        for v in e.outvars:
+            ids[v] = len(ids)
+        parts.append((e.primitive, ins, tuple(v.aval for v in e.outvars),
+                      _param_key(e.params), frozenset(e.effects)))
+    parts.append(tuple(atom(x) for x in jaxpr.outvars))
+    key = tuple(parts)
+    hash(key)
+    return key
+
+
+def _param_key(v):
+    if isinstance(v, dict):
+        return tuple((k, _param_key(x)) for k, x in v.items())
+    if isinstance(v, (tuple, list)):
+        return (type(v), *map(_param_key, v))
+    if isinstance(v, (bool, int, float, complex, np.generic)):
+        return (type(v), repr(v))  # (1 == 1.0 == True; NaN != NaN)
+    if isinstance(v, np.ndarray):
+        return (np.ndarray, v.dtype.str, v.shape, v.tobytes())
+    return v  # by its own equality: value types by value, jaxprs and functions by identity
 
 
 # ---- argnums -------------------------------------------------------------------------
@@ -370,7 +749,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return _over_autograd(lambda *a: _grad_and_value(a, kwargs), args)
+        return _over_autograd(lambda *a: _grad_and_value(a, kwargs), args, direct=True)
 
     def _grad_and_value(args, kwargs):
         leaves, spec, rebuild = _diff_args(args, argnums)
@@ -395,8 +774,14 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 aux, info["aux"] = _aux_arrays(aux)
             return out._value, aux
 
-        value, pullback, aux = jax.vjp(pure, *[t._value for t in leaves], has_aux=True)
-        grads = [_conj(g) for g in pullback(jnp.ones_like(value))]
+        arrays = [t._value for t in leaves]
+        if FUNC.capture is not None:  # a program's trace: the vjp applied to f's jaxpr
+            fn, consts, write = _deferred("grad", (), pure, arrays, _grad_program)
+            value, grads, aux, written = fn(consts, *arrays)
+            write(written)
+        else:
+            value, pullback, aux = jax.vjp(pure, *arrays, has_aux=True)
+            grads = [_conj(g) for g in pullback(jnp.ones_like(value))]
         g = _tensors(grads, spec)
         value = _wrap(value)
         if has_aux:
@@ -740,7 +1125,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapped(*args, **kwargs):
         return _over_autograd(
             lambda *a: _vmap_call(func, in_dims, out_dims, randomness, chunk_size, a, kwargs),
-            args)
+            args, direct=True)
     return wrapped
 
 
@@ -836,26 +1221,51 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
                                  f"type {type(x)}. Did you mean to set out_dims= to None for "
                                  "output?")
         o_dims = _vmap_flat_out_dims(func, out_dims, o_spec)
-        for x, d in zip(o_leaves, o_dims):
-            if d is None and _batched(x._value, index):
-                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
-                                 "when out_dim is None")
         # inputs modified in place (also without a version bump, as BatchNorm's running
         # stats): written back to the caller's tensors afterwards
         mutated = [i for i, a in zip(tensors, arrs) if new[i]._storage.array is not a]
-        for i in mutated:
-            if dims[i] is None and _batched(new[i]._value, index):
-                raise RuntimeError(_VMAP_INPLACE)
         info["out"], info["dims"], info["mutated"] = o_spec, o_dims, mutated
         return [x._value for x in o_leaves] + [new[i]._value for i in mutated]
 
+    def check(batched):  # batched: whether each output of pure is batched
+        for b, d in zip(batched, info["dims"]):
+            if d is None and b:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                                 "when out_dim is None")
+        for b, i in zip(batched[len(info["dims"]):], info["mutated"]):
+            if dims[i] is None and b:
+                raise RuntimeError(_VMAP_INPLACE)
+
     arrays = [leaves[i]._value for i in tensors]
     axes = [dims[i] for i in tensors]
+    if FUNC.capture is not None:  # a program's trace: vmap applied to pure's jaxpr
+        def run(index, *arrs):  # (traced per chunk: a chunk sees the previous' writes)
+            one = [x if d is None else
+                   jax.ShapeDtypeStruct(x.shape[:d] + x.shape[d + 1:], x.dtype)
+                   for x, d in zip(arrs, axes)]
+            (fn, batched), consts, write = _deferred(
+                "vmap", tuple(axes), pure, [jax.ShapeDtypeStruct((), index.dtype), *one],
+                functools.partial(_vmap_program, axes))
+            check(batched)
+            outs, written = fn(consts, index, *arrs)
+            write(written)
+            return outs
+    else:
+        def run(index, *arrs):
+            flags = []
+
+            def checked(index, *arrs):
+                outs = pure(index, *arrs)
+                flags.extend(_batched(o, index) for o in outs)
+                return outs
+            outs = jax.vmap(checked, in_axes=(0, *axes))(index, *arrs)
+            check(flags)
+            return outs
     parts = []
     for a, b in _chunks(size, chunk_size):
         chunk = [x if d is None or (a, b) == (0, size) else
                  jax.lax.slice_in_dim(x, a, b, axis=d) for x, d in zip(arrays, axes)]
-        parts.append(jax.vmap(pure, in_axes=(0, *axes))(jnp.arange(a, b), *chunk))
+        parts.append(run(jnp.arange(a, b), *chunk))
     outs = [jnp.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k]
             for k in range(len(parts[0]))]
     n_out = len(outs) - len(info["mutated"])
@@ -870,7 +1280,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
                              f"{n - 1}], but got {d})")
-        result.append(_wrap(jnp.moveaxis(o, 0, d)))
+        result.append(_wrap(o if d % n == 0 else jnp.moveaxis(o, 0, d)))
     return _unflatten(info["out"], result)
 
 

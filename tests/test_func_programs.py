@@ -1,0 +1,176 @@
+"""torch.func transforms called eagerly run as traced programs (func/_transforms.py
+_Program, _deferred, _direct): the user's Python runs on every call, the jax transform is
+applied to its jaxpr and compiled once per distinct jaxpr. Compared with torch.func: the
+tensors a function captures by closure (autograd reaches them), in-place writes to them,
+Python state read on each call; and the fast path is counted."""
+import pytest
+from conftest import attempt, same
+
+import eagergrad as eg
+from eagergrad.func import _transforms as T
+
+D = "float64"
+
+
+def _x(L, data, dtype=D):
+    return L.tensor(data, dtype=getattr(L, dtype))
+
+
+def test_closure_tensors_get_gradients():
+    """Leaves, non-leaf results, views and a detached alias captured by closure: the
+    backward through vmap/grad/jacrev reaches exactly the ones torch's does."""
+    def f(L, log):
+        fn = L.func
+        w = _x(L, [0.5, -1.0, 2.0]).requires_grad_()
+        b = _x(L, [0.1, 0.2, 0.3]).requires_grad_()
+        w3 = w * 3  # a non-leaf
+        wd = w.detach()  # shares w's storage, needs no gradient
+        row = b[1:]  # a view
+        x = _x(L, [[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]])
+        y = fn.vmap(lambda r: (r * w3).sin() + b * wd)(x)
+        log.append((y.requires_grad, y.detach()))
+        y.pow(2).sum().backward()
+        log.append((w.grad, b.grad))
+        g = fn.grad(lambda r: (r * w).sin().sum() + (r[1:] * row).sum())(x[0])
+        (g * x[1]).sum().backward()
+        log.append((w.grad, b.grad))
+        j = fn.jacrev(lambda r: r.sin() * w)(x[1])
+        j.sum().backward()
+        log.append(w.grad)
+        # closure use inside a try/except in the function itself
+        def guarded(r):
+            try:
+                return (r * w).cos().sum()
+            except Exception:  # noqa: BLE001 - the function's own handler
+                return r.sum()
+        fn.vmap(guarded)(x).sum().backward()
+        log.append(w.grad)
+        # grad mode off: no graph
+        with L.no_grad():
+            log.append(fn.vmap(lambda r: r * w)(x).requires_grad)
+    same(f)
+
+
+def test_closure_module_trains_through_vmap():
+    """vmap(model)(x) with the model's parameters captured: an SGD step equals torch's."""
+    def f(L, log):
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 2))
+        with L.no_grad():
+            for k, p in enumerate(model.parameters()):
+                p.copy_(L.linspace(-1, 1, p.numel()).reshape(p.shape) * (k + 1) / 3)
+        opt = L.optim.SGD(model.parameters(), lr=0.1)
+        x = L.linspace(-2, 2, 15).reshape(5, 3)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = L.func.vmap(model)(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            log.append((loss.detach(), [p.grad for p in model.parameters()]))
+        log.append(list(model.parameters()))
+    same(f)
+
+
+def test_closure_writes_inside_transforms():
+    """In-place writes to captured tensors happen once per call, as torch's; a batched
+    write into an unbatched captured tensor raises torch's error."""
+    def f(L, log):
+        fn = L.func
+        x = _x(L, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        count = L.zeros(2, dtype=L.float64)
+        calls = L.zeros(1, dtype=L.float64)
+
+        def body(r):
+            calls.add_(1)
+            return r * count.add_(1)
+        for _ in range(2):
+            log.append((fn.vmap(body)(x), count.clone(), calls.clone()))
+        view = count[1:]
+        log.append((fn.grad(lambda r: (r * view.mul_(2)).sum())(x[0]), count.clone()))
+        attempt(log, "batched write", lambda: fn.vmap(lambda r: count.add_(r))(x))
+        log.append(count)
+    same(f)
+
+
+SCALE = [2.0]
+
+
+class _Flip:
+    flag = False
+
+
+def test_python_state_is_read_on_every_call():
+    """The function's Python runs on every call: a global, a module's training flag and
+    a branch on plain Python state take their current values (nothing is frozen)."""
+    def f(L, log):
+        fn = L.func
+
+        class M(L.nn.Module):
+            def forward(self, x):
+                return x * 2 if self.training else x * 3
+        m = M()
+        x = _x(L, [[1.0, -2.0], [0.5, 4.0]])
+        loss = lambda r: ((r * SCALE[0]).sin() * (r if _Flip.flag else 1)).sum()
+        per = fn.vmap(fn.grad(loss))
+        vm = fn.vmap(m)
+        for scale, flag, train in [(2.0, False, True), (5.0, False, True),
+                                   (5.0, True, False), (2.0, False, True)]:
+            SCALE[0], _Flip.flag = scale, flag
+            m.train(train)
+            log.append((per(x), vm(x)))
+        SCALE[0], _Flip.flag = 2.0, False
+    same(f)
+
+
+def _delta(before):
+    return {k: T.COUNTS[k] - v for k, v in before.items()}
+
+
+def test_programs_are_compiled_once_and_reused():
+    """Run 1 builds the deferred vmap and grad programs, runs 2+ reuse them (and the
+    traced program of a call with autograd over it is compiled on its second sighting);
+    every run equals torch's."""
+    seen = []
+
+    def f(L, log):
+        fn = L.func
+        w = _x(L, [0.5, -1.0]).requires_grad_()
+        x = _x(L, [[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]])
+        before = dict(T.COUNTS)
+        log.append(fn.vmap(fn.grad(lambda r, t: ((r * t).sin() * t).sum()),
+                           in_dims=(0, None))(x, x[0]))
+        fn.vmap(lambda r: (r * w).exp())(x).sum().backward()
+        log.append(w.grad)
+        if L is eg:
+            seen.append(_delta(before))
+    same(f, runs=3)
+    first, *later = seen
+    assert first["deferred_built"] >= 3 and first["eager_runs"] == 1, first
+    for d in later:
+        assert d["deferred_built"] == 0 and d["deferred_reused"] >= 3, d
+        assert d["compiled_runs"] == 1 and d["eager_runs"] == 0, d
+
+
+def test_item_under_grad_runs_without_a_program():
+    """.item() under grad needs concrete values: the call runs jax's transforms eagerly
+    (counted), with torch's result."""
+    counts = []
+
+    def f(L, log):
+        before = dict(T.COUNTS)
+        x = _x(L, [0.5, 2.0])
+        log.append(L.func.grad(lambda v: v.sin().sum() * v[1].item())(x))
+        if L is eg:
+            counts.append(_delta(before)["untraceable"])
+    same(f, quiet=True)
+    assert counts == [1, 1]
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_chunked_vmap_with_writes(n):
+    def f(L, log):
+        x = _x(L, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        total = L.zeros(2, dtype=L.float64)
+        out = L.func.vmap(lambda r: r.exp() + total.add_(1), chunk_size=n)(x)
+        log.append((out, total))
+    same(f)
