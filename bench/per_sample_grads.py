@@ -92,7 +92,7 @@ def jax_jit(L):
 
 def func_jitted(L):
     """The tutorial's eagergrad code under a user's jax.jit (eagergrad.jaxify): what a
-    cached compile of the transformed function inside eagergrad.func would give."""
+    call of eagergrad.func gives without its per-call trace."""
     model, data, targets = model_of(L)
     params = {k: v.detach() for k, v in model.named_parameters()}
 
@@ -122,11 +122,11 @@ CANDIDATES = [Candidate("torch.func", "torch", func_like),
 
 
 def main():
-    # measured 2026-11-25 on the shared, loaded 2-core box (two runs): torch.func 100 / 71
-    # ms/step; eagergrad.func 3.9x / 4.3x (vmap(grad) re-traces and runs jax op by op,
-    # uncompiled, on every call); eagergrad.func under jax.jit 0.85x / 0.98x; torch loop
-    # 1.5x / 1.9x; jax.jit(vmap(grad)) 0.81x / 0.86x. The per-sample weight gradients
-    # (26M floats) make it memory-bound: compiled, eagergrad.func is near jax.jit's speed.
+    # measured 2026-11-25 (second session), 2-core box: torch.func 22.8 ms/step (1.00x);
+    # eagergrad.func 1.00x (it was 4.6x: each call is traced anew and runs compiled, the
+    # trace costs ~3 ms); eagergrad.func under the user's jax.jit 0.86x; torch loop 2.18x;
+    # jax.jit(vmap(grad)) 0.90x. The per-sample weight gradients (26M floats) make the
+    # step memory-bound: every compiled candidate writes the same 103 MB.
     best, checks = measure(CANDIDATES, STEPS, rounds=10, rtol=1e-4, atol=1e-6,
                            result="the per-sample gradients")
     report(f"per_sample_grads: {'-'.join(map(str, SIZES))} MLP, {N} samples, cross-entropy, "
