@@ -234,7 +234,7 @@ def repeat(body, runs=RUNS, fused=False):
             if k == 1:
                 calls, segments = _Calls.n, _fused.COUNTS["segments_fused"]
             body(k)
-        stat = Stat(_current_test(), _Calls.n > calls,
+        stat = Stat(_current_test(), runs > 1 and _Calls.n > calls,
                     _fused.COUNTS["segments_fused"] - segments)
     STATS.append(stat)
     if fused:

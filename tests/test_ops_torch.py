@@ -110,10 +110,11 @@ def check_is_view(sample, fdt):
     assert [_layout(o) for o in e_out] == [_layout(o) for o in t_out]
 
 
-def check_backward(sample, fdt):
-    """torch's gradients, against eagergrad's in RUNS runs (conftest.repeat: the first
-    node by node, then fused): run 1 on the forward graph the other checks share, runs
-    2+ on fresh forwards, the last without retain_graph. eagergrad differentiates
+def check_backward(sample, fdt, runs=None):
+    """torch's gradients, against eagergrad's in `runs` (default RUNS) runs
+    (conftest.repeat: the first node by node, then fused): run 1 on the forward graph
+    the other checks share, runs 2+ on fresh forwards, the last without retain_graph.
+    eagergrad differentiates
     `output * 1.0` (exactly the same gradients), so that the op's node is not alone
     between the captured inputs: a segment needs two op nodes to be fused."""
     t_in, t_out, e_in0, e_out0 = _run(sample, fdt)
@@ -133,7 +134,7 @@ def check_backward(sample, fdt):
             e_in = make_inputs(eg, sample, fdt, sample.arrays(fdt))
             e_out = as_list(sample.call(eg, *e_in))
         e_x, e_o = _rg_inputs(e_in), [e_out[i] * 1.0 for i in idx]
-        retain = k < conftest.RUNS - 1
+        retain = k < runs - 1
         if sample.backward_error:
             with pytest.raises(RuntimeError, match=sample.backward_error):
                 eg.autograd.grad(e_o, e_x, ev, retain_graph=retain, allow_unused=True)
@@ -144,7 +145,8 @@ def check_backward(sample, fdt):
             if t is not None:
                 assert not e.requires_grad
                 _assert_close(e, t, sample, f"run {k + 1}: grad of input {j}", fdt=fdt)
-    conftest.repeat(run)
+    runs = conftest.RUNS if runs is None else runs
+    conftest.repeat(run, runs)
 
 
 def check_double_backward(sample, fdt):

@@ -266,4 +266,6 @@ def test_sweep(sample):
     if "forward" not in sample.xfail:
         check_forward(sample, "float64")
     if sample.differentiable and "backward" not in sample.xfail:
-        check_backward(sample, "float64")
+        # at 1 (ties) node by node only; at 0 (division by zero, log(0): NaN and inf) the
+        # fused run too, whose compiled formulas must keep them (the suite's time budget)
+        check_backward(sample, "float64", runs=None if sample.id.endswith("@0.0") else 1)
