@@ -143,6 +143,15 @@ def test_vmap_randomness_modes():
     same_drop = draws(eg, "same")[1]  # one dropout mask for the batch: equal rows
     assert bool((same_drop[0] == same_drop[1]).all()) and bool((same_drop == 0).any())
 
+    def columns(L):  # jacfwd's columns: one draw, or a draw each
+        out = []
+        for mode in ("same", "different"):
+            j = L.func.jacfwd(lambda v: v * L.rand(()), randomness=mode)(L.ones(3))
+            d = j.diagonal()
+            out.append((mode, bool((d == d[0]).all()), float((j.abs().sum() - d.abs().sum()))))
+        return out
+    assert columns(torch) == columns(eg) == [("same", True, 0.0), ("different", False, 0.0)]
+
     def f(L, log):
         fn = L.func
         x = L.zeros(2, 3)

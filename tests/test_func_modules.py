@@ -352,8 +352,6 @@ def test_functional_call_of_tensors_holding_jax_tracers():
                for p in model.parameters())
 
 
-@pytest.mark.xfail(strict=True, reason="unbatched running stats with a batched input: "
-                   "eagergrad raises vmap's generic in-place error, torch BatchNorm's own")
 def test_vmap_over_batch_norm_with_running_stats():
     def f(L, log):
         models = [seeded(L, L.nn.Sequential(L.nn.Linear(3, 4), L.nn.BatchNorm1d(4)), s)

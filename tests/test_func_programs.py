@@ -174,3 +174,19 @@ def test_chunked_vmap_with_writes(n):
         out = L.func.vmap(lambda r: r.exp() + total.add_(1), chunk_size=n)(x)
         log.append((out, total))
     same(f)
+
+
+def test_vmap_over_batch_norm_updating_captured_stats():
+    """BatchNorm's running stats captured by closure and updated with batched values:
+    BatchNorm's own error, as torch; in eval mode the stats are read, not written.
+    (torch's num_batches_tracked keeps the increment made before the error; the traced
+    call's writes are undone, so eagergrad's does not: not compared.)"""
+    def f(L, log):
+        m = L.nn.BatchNorm1d(3, dtype=L.float64)
+        x = L.linspace(-1, 2, 24, dtype=L.float64).reshape(2, 4, 3)
+        attempt(log, "train", lambda: L.func.vmap(m)(x))
+        log.append((m.running_mean, m.running_var))
+        m.eval()
+        out = L.func.vmap(m)(x)
+        log.append((out.requires_grad, out.detach()))
+    same(f)

@@ -170,10 +170,11 @@ _VMAP_RANDOM = ("vmap: called random operation while in randomness error mode. P
 
 
 class _Level:
-    __slots__ = ("index", "kind", "randomness")
+    __slots__ = ("index", "kind", "randomness", "stats")
 
     def __init__(self, kind, randomness=None, index=None):
         self.kind, self.randomness, self.index = kind, randomness, index
+        self.stats = set()  # ids of storages BatchNorm updated in place (running stats)
 
     def key(self, key):
         if self.randomness == "error":
@@ -438,8 +439,8 @@ def _grad_program(jaxpr, n_writes):
 
 def _vmap_program(axes, jaxpr, n_writes):
     """(jit (consts, index, *arrays) -> (outputs mapped over `axes` (moved to 0),
-    written values), which outputs are batched) for the jaxpr of vmap's per-element
-    function; a batched write into a storage from outside raises torch's error."""
+    written values), which outputs and written values are batched) for the jaxpr of
+    vmap's per-element function."""
     flags = []
 
     def program(consts, index, *arrays):
@@ -457,9 +458,7 @@ def _vmap_program(axes, jaxpr, n_writes):
     index, *ins = jaxpr.invars
     jax.eval_shape(program, [shaped(v.aval) for v in jaxpr.constvars], shaped(index.aval, 0),
                    *[shaped(v.aval, d) for v, d in zip(ins, axes)])
-    if any(flags[len(flags) - n_writes:]):
-        raise RuntimeError(_VMAP_INPLACE)
-    return jax.jit(program), flags[:len(flags) - n_writes]
+    return jax.jit(program), list(flags)
 
 
 # ---- a top-level call as a traced program --------------------------------------------
@@ -1058,8 +1057,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                                 _flatten(tuple(leaves))[1], has_aux, where, "jacfwd", info,
                                 real="jacfwd")
 
+        column_index = []  # (randomness="different": a draw per column, as vmap's)
+
         def pure(*arrs):
-            FUNC.levels.append(_Level("jacfwd", randomness))
+            FUNC.levels.append(_Level("jacfwd", randomness, *column_index))
             try:
                 return inner(*arrs)
             finally:
@@ -1068,15 +1069,19 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         sizes = [p.size for p in primals]
         total = sum(sizes)
 
-        def column(e):
+        def column(e, i):
+            column_index[:] = [i]
             tans, off = [], 0
             for p, n in zip(primals, sizes):
                 tans.append(e[off:off + n].reshape(p.shape).astype(p.dtype))
                 off += n
             (outs, aux), (t_outs, _) = jax.jvp(pure, primals, tans)
             return outs, aux, t_outs
-        _, aux, cols = jax.vmap(column, out_axes=(None, None, 0))(
-            jnp.eye(total, dtype=jnp.float32))
+        shared = None if randomness != "different" else 0
+        _, aux, cols = jax.vmap(column, out_axes=(shared, shared, 0))(
+            jnp.eye(total, dtype=jnp.float32), jnp.arange(total))
+        if shared == 0 and aux is not None:  # (the first column's aux, as torch's)
+            aux = [a[0] for a in aux]
         blocks = []
         for c in cols:  # (total, *out_shape) -> one block per input leaf
             row_, off = [], 0
@@ -1189,6 +1194,12 @@ def _vmap_flat_out_dims(func, out_dims, spec):
     return dims
 
 
+_BN_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on "
+    "how to patch your module to work with vmap")
 _VMAP_INPLACE = (
     "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
     "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
@@ -1214,6 +1225,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
             new[i] = _wrap(a)
         with _inside("vmap", randomness, index):
             out = func(*_unflatten(spec, new), **kwargs)
+            info["stats"] = FUNC.levels[-1].stats
         o_leaves, o_spec = _flatten(out, none_leaf=True)
         for x in o_leaves:
             if not isinstance(x, Tensor):
@@ -1225,16 +1237,22 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         # stats): written back to the caller's tensors afterwards
         mutated = [i for i, a in zip(tensors, arrs) if new[i]._storage.array is not a]
         info["out"], info["dims"], info["mutated"] = o_spec, o_dims, mutated
+        info["storages"] = [new[i]._storage for i in mutated]
         return [x._value for x in o_leaves] + [new[i]._value for i in mutated]
 
-    def check(batched):  # batched: whether each output of pure is batched
+    def check(batched, written=()):
+        """batched: whether each output of pure is batched, then each storage from
+        outside it wrote (`written`)."""
+        n = len(info["dims"])
         for b, d in zip(batched, info["dims"]):
             if d is None and b:
                 raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
                                  "when out_dim is None")
-        for b, i in zip(batched[len(info["dims"]):], info["mutated"]):
-            if dims[i] is None and b:
-                raise RuntimeError(_VMAP_INPLACE)
+        targets = [(dims[i] is None, st) for i, st in zip(info["mutated"], info["storages"])]
+        targets += [(True, st) for st in written]
+        for b, (fixed, st) in zip(batched[n:], targets):
+            if fixed and b:
+                raise RuntimeError(_BN_STATS if id(st) in info["stats"] else _VMAP_INPLACE)
 
     arrays = [leaves[i]._value for i in tensors]
     axes = [dims[i] for i in tensors]
@@ -1246,7 +1264,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
             (fn, batched), consts, write = _deferred(
                 "vmap", tuple(axes), pure, [jax.ShapeDtypeStruct((), index.dtype), *one],
                 functools.partial(_vmap_program, axes))
-            check(batched)
+            check(batched, write.args[1])
             outs, written = fn(consts, index, *arrs)
             write(written)
             return outs

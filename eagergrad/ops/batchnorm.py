@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from .. import _dtypes as D
 from ..engine.grad_mode import STATE, no_grad
-from ..tensor import Tensor
+from ..tensor import FUNC, Tensor
 from ._table import call_op, defop
 from .norm import _empty, _given, _optional_meta
 
@@ -126,6 +126,8 @@ def _update_running(input, running_mean, running_var, momentum):
     mom = momentum._value if isinstance(momentum, Tensor) else \
         jnp.asarray(momentum, jnp.float64)
     rm, rv = _UPDATE(input._value, running_mean._value, running_var._value, mom)
+    if FUNC.levels:  # (vmap: a batched update of unbatched stats raises BatchNorm's error)
+        FUNC.levels[-1].stats.update((id(running_mean._storage), id(running_var._storage)))
     running_mean._write(rm)
     running_var._write(rv)
 
