@@ -190,3 +190,28 @@ def test_vmap_over_batch_norm_updating_captured_stats():
         out = L.func.vmap(m)(x)
         log.append((out.requires_grad, out.detach()))
     same(f)
+
+
+def test_nested_transforms_with_closure_tensors():
+    """Nested and composed transforms over a function that captures tensors requiring
+    grad: values, and the gradients autograd sends to the captured tensors."""
+    def f(L, log):
+        fn = L.func
+        w = _x(L, [0.5, -1.5, 2.0]).requires_grad_()
+        x = _x(L, [[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]])
+        s = lambda r: ((r * w).sin() * r).sum()
+        outs = {
+            "vmap(vmap)": fn.vmap(fn.vmap(lambda a: (a * w[0]).exp()))(x),
+            "grad(grad)": fn.grad(lambda a: fn.grad(s)(a).pow(2).sum())(x[0]),
+            "vmap(jacrev)": fn.vmap(fn.jacrev(lambda r: r.sin() * w))(x),
+            "hessian": fn.hessian(s)(x[1]),
+            "jacfwd(vmap)": fn.jacfwd(lambda a: fn.vmap(lambda r: r * w)(a).sum(0))(x),
+            "vmap out_dims": fn.vmap(lambda r: (r * w, r.sum()), out_dims=(1, 0))(x),
+            "vmap chunked": fn.vmap(fn.grad(s), chunk_size=1)(x),
+        }
+        for k, v in outs.items():
+            vs = v if isinstance(v, tuple) else (v,)
+            log.append((k, [(o.requires_grad, o.detach()) for o in vs]))
+            grads = L.autograd.grad(sum(o.sum() for o in vs), w, allow_unused=True)
+            log.append((k, grads))
+    same(f)

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src.interpreters.batching import BatchTracer
-from jax.extend.core import Literal
+from jax.extend.core import ClosedJaxpr, Literal
 
 from .. import creation
 from .._cache import put_bounded
@@ -268,7 +268,13 @@ class _TransformOutput(Function):
         outs, ctx.pullback = jax.vjp(compute, *[t._value for t in tensors])
         ctx.compute = compute
         ctx.save_for_backward(*tensors)
-        return tuple(_wrap(o) for o in outs)
+        outs = tuple(_wrap(o) for o in outs)
+        # outputs no input that requires grad reaches, as torch's (a program knows them)
+        reached = getattr(compute, "reached", None)
+        if reached is not None:
+            ctx.mark_non_differentiable(*[o for o, r in zip(outs, reached(
+                [t._requires_grad for t in tensors])) if not r])
+        return outs
 
     @staticmethod
     def backward(ctx, *grads):
@@ -569,6 +575,14 @@ class _Program:
         prog.written = [st for st, _ in cap.written.values()]
         return prog
 
+    def reached(self, mask):
+        """Which outputs depend on the inputs `mask` marks (arrays, then captured)."""
+        n = len(mask) - len(self.cpos)
+        consts = [False] * len(self.consts)
+        for k, m in zip(self.cpos, mask[n:]):
+            consts[k] = m
+        return _reached(self.jaxpr, consts + list(mask[:n]))
+
     def __call__(self, *arrays):
         n = len(arrays) - len(self.cpos)
         consts = list(self.consts)
@@ -603,9 +617,26 @@ def _trace(prog, compute, arrays, grad, distinct=()):
         for t, st in swapped:
             t._storage = st
     COUNTS["traced"] += 1
-    prog.consts = closed.consts
+    prog.jaxpr, prog.consts = closed.jaxpr, closed.consts
     prog.run = _executable(closed.jaxpr)
     return cap
+
+
+def _reached(jaxpr, mask):
+    """Which outputs of the jaxpr depend on the variables `mask` marks (its constvars,
+    then invars): forward through the equations, into the jaxprs of calls."""
+    dep = {v for v, m in zip((*jaxpr.constvars, *jaxpr.invars), mask) if m}
+    for e in jaxpr.eqns:
+        ins = [not isinstance(x, Literal) and x in dep for x in e.invars]
+        if not any(ins):
+            continue
+        sub = e.params.get("jaxpr", e.params.get("call_jaxpr"))
+        if isinstance(sub, ClosedJaxpr) and len(sub.jaxpr.invars) == len(ins):
+            outs = _reached(sub.jaxpr, [False] * len(sub.jaxpr.constvars) + ins)
+        else:  # (any other primitive: each output depends on every input)
+            outs = [True] * len(e.outvars)
+        dep.update(v for v, o in zip(e.outvars, outs) if o)
+    return [not isinstance(v, Literal) and v in dep for v in jaxpr.outvars]
 
 
 def _executable(jaxpr):
