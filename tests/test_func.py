@@ -148,7 +148,7 @@ def test_vmap_randomness_modes():
         for mode in ("same", "different"):
             j = L.func.jacfwd(lambda v: v * L.rand(()), randomness=mode)(L.ones(3))
             d = j.diagonal()
-            out.append((mode, bool((d == d[0]).all()), float((j.abs().sum() - d.abs().sum()))))
+            out.append((mode, bool((d == d[0]).all()), float(j.abs().sum() - d.abs().sum())))
         return out
     assert columns(torch) == columns(eg) == [("same", True, 0.0), ("different", False, 0.0)]
 
