@@ -374,6 +374,52 @@ def _eager_over_autograd(call, args, leaves, idx, compute, info, grad):
     return _unflatten(info["out"], outs[:n])
 
 
+# ---- tracing to a jaxpr ----------------------------------------------------------------
+def _aval(x):
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return jax.core.ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
+    return jax.typeof(x)
+
+
+def _lean_trace(fun, args):
+    """(jaxpr, consts) of fun(*args) (a pytree of arrays out): jax's own tracer, without
+    jax.make_jaxpr's jit wrapper, which cost a third of a torch.func call's trace."""
+    flat, tree = jax.tree_util.tree_flatten(args)
+
+    def flat_fun(*xs):
+        return jax.tree_util.tree_leaves(fun(*jax.tree_util.tree_unflatten(tree, xs)))
+    avals = [_aval(x) for x in flat]
+    dbg = _api_util.debug_info("eagergrad", flat_fun, tuple(avals), {})
+    jaxpr, _, consts = _pe.trace_to_jaxpr_dynamic(_lu.wrap_init(flat_fun, debug_info=dbg),
+                                                  avals)[:3]
+    return jaxpr, consts
+
+
+def _make_jaxpr_trace(fun, args):
+    closed = jax.make_jaxpr(fun)(*args)
+    return closed.jaxpr, closed.consts
+
+
+def _pick_tracer():
+    """_lean_trace if this jax's internals take it (a probe), else jax.make_jaxpr."""
+    try:
+        jaxpr, consts = _lean_trace(lambda a, b: (a + 1, [b * a]),
+                                    (jnp.ones(2), jax.ShapeDtypeStruct((2,), jnp.float32)))
+        assert len(jaxpr.outvars) == 2 and not consts
+        return _lean_trace
+    except Exception:  # noqa: BLE001 - any change in jax's internals
+        return _make_jaxpr_trace
+
+
+try:
+    from jax._src import api_util as _api_util
+    from jax._src import linear_util as _lu
+    from jax._src.interpreters import partial_eval as _pe
+    _trace_jaxpr = _pick_tracer()
+except ImportError:
+    _trace_jaxpr = _make_jaxpr_trace
+
+
 # ---- transforms inside a program's trace: applied to the function's jaxpr, cached ----
 _DEFERRED = {}  # (kind, static, jaxpr key) -> what build(jaxpr) made
 
@@ -399,25 +445,25 @@ def _deferred(kind, static, pure, args, build):
         return outs, [st.array for st in through]
     cap.frames.append(frame)
     try:
-        closed = jax.make_jaxpr(traced)(*args)
+        jaxpr, consts = _trace_jaxpr(traced, args)
     finally:
         cap.frames.pop()
         for st, old in frame.values():
             st.array = old
             st.generation += 1
     try:
-        key = (kind, static, len(through), _jaxpr_key(closed.jaxpr))
+        key = (kind, static, len(through), _jaxpr_key(jaxpr))
     except TypeError:
         key = None
     made = None if key is None else _DEFERRED.get(key)
     if made is None:
-        made = build(closed.jaxpr, len(through))
+        made = build(jaxpr, len(through))
         COUNTS["deferred_built"] += 1
         if key is not None:
             put_bounded(_DEFERRED, key, made, 128)
     else:
         COUNTS["deferred_reused"] += 1
-    return made, closed.consts, functools.partial(_write_through, cap, through)
+    return made, consts, functools.partial(_write_through, cap, through)
 
 
 def _write_through(cap, storages, values):
@@ -606,7 +652,7 @@ def _trace(prog, compute, arrays, grad, distinct=()):
         outs = compute(*arrs)
         return outs + [st.array for st, _ in cap.written.values()]
     try:
-        closed = jax.make_jaxpr(traced)(*arrays)
+        jaxpr, consts = _trace_jaxpr(traced, arrays)
     except _NEEDS_VALUES:
         creation._rng.key = key0
         COUNTS["untraceable"] += 1
@@ -617,8 +663,8 @@ def _trace(prog, compute, arrays, grad, distinct=()):
         for t, st in swapped:
             t._storage = st
     COUNTS["traced"] += 1
-    prog.jaxpr, prog.consts = closed.jaxpr, closed.consts
-    prog.run = _executable(closed.jaxpr)
+    prog.jaxpr, prog.consts = jaxpr, consts
+    prog.run = _executable(jaxpr)
     return cap
 
 
@@ -1244,6 +1290,18 @@ def _batched(value, index):
     return isinstance(value, BatchTracer) and value._trace is index._trace
 
 
+_INDICES = {}
+
+
+def _indices(a, b):
+    """jnp.arange(a, b), made once per range (an eager call's dispatch costs)."""
+    r = _INDICES.get((a, b))
+    if r is None:
+        with jax.ensure_compile_time_eval():
+            r = put_bounded(_INDICES, (a, b), jnp.arange(a, b), 64)
+    return r
+
+
 def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     leaves, spec, dims, size = _vmap_flat_in_dims(func, in_dims, args)
     name = _fname(func)
@@ -1314,7 +1372,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     for a, b in _chunks(size, chunk_size):
         chunk = [x if d is None or (a, b) == (0, size) else
                  jax.lax.slice_in_dim(x, a, b, axis=d) for x, d in zip(arrays, axes)]
-        parts.append(run(jnp.arange(a, b), *chunk))
+        parts.append(run(_indices(a, b), *chunk))
     outs = [jnp.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k]
             for k in range(len(parts[0]))]
     n_out = len(outs) - len(info["mutated"])
