@@ -322,19 +322,99 @@ def _over_autograd(call, args, direct=False):
     prog = _Program.trace(compute, arrays, grad)
     if prog is None:  # the call needs concrete values (.item() under grad): jax eagerly
         return _eager_over_autograd(call, args, leaves, idx, compute, info, grad)
-    inputs = [leaves[i] for i in idx] + prog.captured
-    if grad and any(t._requires_grad for t in inputs):
-        outs = list(_TransformOutput.apply(prog, *inputs))
-    else:
-        outs = [_wrap(a) for a in prog(*arrays, *[t._value for t in prog.captured])]
-    n = len(outs) - len(info["mutated"]) - len(prog.written)
-    for st, o in zip(prog.written, outs[len(outs) - len(prog.written):]):
-        st.array = o._value
-        st.generation += 1
+    outs = _run_program(prog, [leaves[i] for i in idx], arrays, grad)
+    n = len(outs) - len(info["mutated"])
     with no_grad():
         for i, o in zip(info["mutated"], outs[n:]):
             leaves[i].copy_(o)
     return _unflatten(info["out"], outs[:n])
+
+
+def _run_program(prog, tensors, arrays, grad):
+    """The program's outputs on `arrays` (the values of `tensors`) as tensors, through
+    autograd (one node) when grad mode is on and an input or a captured tensor requires
+    grad; the storages it wrote are given their new values."""
+    inputs = list(tensors) + prog.captured
+    if grad and any(t._requires_grad for t in inputs):
+        outs = list(_TransformOutput.apply(prog, *inputs))
+    else:
+        outs = [_wrap(a) for a in prog(*arrays, *[t._value for t in prog.captured])]
+    n = len(outs) - len(prog.written)
+    for st, o in zip(prog.written, outs[n:]):
+        st.array = o._value
+        st.generation += 1
+    return outs[:n]
+
+
+def _traced_once(pure, leaves):
+    """vjp/linearize at top level: pure(*arrays) -> (output arrays, aux arrays) traced
+    once into a program of the primals; (program, number of outputs, output and aux
+    tensors), differentiable w.r.t. the primals and captured tensors that require grad.
+    None when nested, under a jax trace, or if tracing needs values (then jax's
+    transforms run on concrete values, as before)."""
+    arrays = [t._value for t in leaves]
+    if FUNC.levels or any(isinstance(a, jax.core.Tracer) for a in arrays):
+        return None
+    n_out = []
+
+    def compute(*arrs):
+        outs, aux = pure(*arrs)
+        n_out[:] = [len(outs)]
+        return list(outs) + list(aux or ())
+    grad = STATE.grad
+    prog = _Program.trace(compute, arrays, grad)
+    if prog is None:
+        return None
+    return prog, n_out[0], _run_program(prog, leaves, arrays, grad)
+
+
+def _through_program(prog, leaves, extra, make, kind, n_out, create_graph=None,
+                     constant_primals=False):
+    """make(jaxpr, n_out)'s jitted function of (consts, primal arrays, extra arrays),
+    cached per program, called on the primals, the captured tensors and the tensors
+    `extra` (cotangents, tangents): through autograd as _run_program (constant_primals:
+    differentiable w.r.t. `extra` only, as torch's linearize)."""
+    key = prog.run.key
+    f = _DERIVED.get((kind, n_out, key)) if key is not None else None
+    if f is None:
+        f = make(prog.jaxpr, n_out)
+        if key is not None:
+            put_bounded(_DERIVED, (kind, n_out, key), f, 64)
+    n, m = len(leaves), len(prog.captured)
+
+    def compute(*xs):
+        consts = list(prog.consts)
+        for k, a in zip(prog.cpos, xs[n:n + m]):
+            consts[k] = a
+        return f(consts, list(xs[:n]), list(xs[n + m:]))
+    inputs = [*leaves, *prog.captured, *extra]
+    if constant_primals:
+        fixed = [t._value for t in inputs[:n + m]]
+        compute = functools.partial(compute, *fixed)
+        inputs = inputs[n + m:]
+    if create_graph is not False and STATE.grad and any(t._requires_grad for t in inputs):
+        return list(_TransformOutput.apply(compute, *inputs))
+    return [_wrap(a) for a in compute(*[t._value for t in inputs])]
+
+
+def _vjp_of(jaxpr, n_out):
+    def g(consts, arrays, cts):
+        def f(*a):
+            return jax.core.eval_jaxpr(jaxpr, consts, *a)[:n_out]
+        pullback = jax.vjp(f, *arrays)[1]
+        return [_conj(x) for x in pullback([_conj(c) for c in cts])]
+    return jax.jit(g)
+
+
+def _jvp_of(jaxpr, n_out):
+    def g(consts, arrays, tangents):
+        def f(*a):
+            return jax.core.eval_jaxpr(jaxpr, consts, *a)[:n_out]
+        return jax.jvp(f, arrays, tangents)[1]
+    return jax.jit(g)
+
+
+_DERIVED = {}  # (kind, n_out, program key) -> _vjp_of/_jvp_of's function
 
 
 class _NeedsAutograd(BaseException):  # a signal (past a user's `except Exception`)
@@ -696,7 +776,9 @@ def _executable(jaxpr):
     if entry is None:
         if key is not None:
             put_bounded(_PROGRAMS, key, [1, None], 64)
-        return _eager(jaxpr)
+        run = _eager(jaxpr)
+        run.key = key
+        return run
     if entry[1] is None:
         first = jaxpr
         entry[1] = jax.jit(lambda consts, *args: jax.core.eval_jaxpr(first, consts, *args))
@@ -706,6 +788,7 @@ def _executable(jaxpr):
     def run(consts, *args):
         COUNTS["compiled_runs"] += 1
         return compiled(consts, *args)
+    run.key = key
     return run
 
 
@@ -931,38 +1014,59 @@ def vjp(func, *primals, has_aux=False):
     leaves, spec = _primals(primals)
     info = {}
     pure = _traced_outputs(lambda *a: func(*a), spec, has_aux, "vjp(f, *primals)", "vjp", info)
+    traced = _traced_once(pure, leaves)
+    if traced is not None:  # one program: outputs and vjp_fn's gradients through autograd
+        prog, n_out, outs = traced
+        out_spec, meta = info["out"], info["meta"]
+
+        def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+            cts = [c if isinstance(c, Tensor) else _wrap(c)
+                   for c in _cotangents(cotangents, out_spec, meta)]
+            return _unflatten(spec, _through_program(prog, leaves, cts, _vjp_of, "vjp", n_out,
+                                                     create_graph))
+        out = _unflatten(out_spec, outs[:n_out])
+        if has_aux:
+            return out, vjp_fn, _unflatten(info["aux"], outs[n_out:])
+        return out, vjp_fn
     outs, pullback, aux = jax.vjp(pure, *[t._value for t in leaves], has_aux=True)
     out_spec, meta = info["out"], info["meta"]
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
-        c_leaves, c_spec = _flatten(cotangents, none_leaf=True)
-        if c_spec != out_spec:
-            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
-                               "pytree structure of outputs to the function. cotangents: "
-                               f"{c_spec.pprint()}, primal output: {out_spec.pprint()}")
-        cts = []
-        for i, (c, (shape, dt)) in enumerate(zip(c_leaves, meta)):
-            if c is None:  # as torch's autograd.grad: ones for a scalar output
-                if len(shape):
-                    raise RuntimeError("grad can be implicitly created only for scalar "
-                                       "outputs")
-                cts.append(jnp.ones(shape, dt.np))
-                continue
-            if not isinstance(c, Tensor):
-                raise TypeError("gradients can be either Tensors or None, but got "
-                                f"{type(c).__name__}")
-            if c._shape != shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{Size(c._shape)} and output[{i}] has a shape of "
-                                   f"{Size(shape)}.")
-            cts.append(_conj(c._value.astype(dt.np)))
-        grads = [_conj(g) for g in pullback(cts)]
+        cts = [c._value if isinstance(c, Tensor) else c
+               for c in _cotangents(cotangents, out_spec, meta)]
+        grads = [_conj(g) for g in pullback([_conj(c) for c in cts])]
         return _tensors(grads, spec)
 
     out = _tensors(outs, out_spec)
     if has_aux:
         return out, vjp_fn, _tensors(aux, info["aux"])
     return out, vjp_fn
+
+
+def _cotangents(cotangents, out_spec, meta):
+    """vjp_fn's cotangents checked against the outputs (torch's errors): a tensor of the
+    output's dtype, or an array of ones for None (a scalar output), per output."""
+    c_leaves, c_spec = _flatten(cotangents, none_leaf=True)
+    if c_spec != out_spec:
+        raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                           "pytree structure of outputs to the function. cotangents: "
+                           f"{c_spec.pprint()}, primal output: {out_spec.pprint()}")
+    cts = []
+    for i, (c, (shape, dt)) in enumerate(zip(c_leaves, meta)):
+        if c is None:  # as torch's autograd.grad: ones for a scalar output
+            if len(shape):
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            cts.append(jnp.ones(shape, dt.np))
+            continue
+        if not isinstance(c, Tensor):
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(c).__name__}")
+        if c._shape != shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{Size(c._shape)} and output[{i}] has a shape of "
+                               f"{Size(shape)}.")
+        cts.append(c if c.dtype is dt else c.to(dt))
+    return cts
 
 
 # ---- jvp, linearize -------------------------------------------------------------------
@@ -1030,6 +1134,17 @@ def linearize(func, *primals):
     leaves, spec = _primals(primals)
     info = {}
     pure = _traced_outputs(func, spec, False, "linearize(f, *primals)", "jvp", info)
+    traced = _traced_once(pure, leaves)
+    if traced is not None:  # one program: outputs and jvp_fn's tangents through autograd
+        prog, n_out, outs = traced
+
+        def jvp_fn(*tangents):
+            _tangents(primals, tangents)  # (torch's errors)
+            tans = [t if t.dtype is p.dtype else t.to(p.dtype)
+                    for p, t in zip(leaves, _flatten(tangents)[0])]
+            return _unflatten(info["out"], _through_program(
+                prog, leaves, tans, _jvp_of, "jvp", n_out, constant_primals=True))
+        return _unflatten(info["out"], outs), jvp_fn
     outs, lin = jax.linearize(lambda *a: pure(*a)[0], *[t._value for t in leaves])
     out_spec = info["out"]
 
