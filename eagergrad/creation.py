@@ -8,7 +8,9 @@ import numpy as np
 
 from . import _dtypes as D
 from ._cache import keyed
-from .device import _jax_devices, default as _default_device, device as _device
+from .device import _jax_devices
+from .device import default as _default_device
+from .device import device as _device
 from .tensor import _NO_CUDA_LIBRARY, FUNC, Tensor, _make
 
 
@@ -23,7 +25,10 @@ def _dev(device):
 
 
 def _requiring_grad(t, requires_grad):
-    """A factory's requires_grad=True, with the factories' wording of the dtype error."""
+    """A factory's requires_grad=True, with the factories' wording of the dtype error
+    (every factory ends here: a torch.func trace notes the tensors made inside it)."""
+    if FUNC.capture is not None:
+        FUNC.capture.made(t._storage)
     if requires_grad:
         if not t.dtype.is_differentiable:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -90,7 +95,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, jax.Array) and dtype is None and device is None:
-        return _make(data)
+        return _requiring_grad(_make(data), False)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -101,7 +106,7 @@ def from_numpy(ndarray):
     """torch.from_numpy (jax arrays are immutable, so this copies once)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return _make(jnp.asarray(ndarray))
+    return _requiring_grad(_make(jnp.asarray(ndarray)), False)
 
 
 def from_jax(array, requires_grad=False):

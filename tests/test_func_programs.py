@@ -247,3 +247,23 @@ def test_autograd_over_vjp_and_linearize():
         log.append((out.requires_grad, out.detach(), jo.requires_grad, jo.detach()))
         log.append(L.autograd.grad(jo.sum(), [x, w, t], allow_unused=True))
     same(f)
+
+
+def test_tensors_made_inside_and_captured_constants():
+    """Factories inside the function make tensors the function may mutate under grad and
+    vjp (torch's error is for captured ones); a captured leaf whose array is a factory's
+    cached constant gets only its own gradient, not that of equal constants made inside."""
+    def f(L, log):
+        fn = L.func
+        x = _x(L, [1.0, 2.0, 3.0])
+        attempt(log, "grad", lambda: fn.grad(lambda v: L.zeros(3, dtype=L.float64)
+                                             .add_(v).pow(2).sum())(x))
+        attempt(log, "vjp", lambda: fn.vjp(lambda v: L.tensor([1.0, 2.0, 3.0],
+                                                              dtype=L.float64).mul_(v), x)[0])
+        attempt(log, "vmap(grad)", lambda: fn.vmap(fn.grad(
+            lambda v: L.ones(3, dtype=L.float64).mul_(v).sum()))(x.expand(2, 3)))
+        b = L.zeros(3, dtype=L.float64, requires_grad=True)
+        y = fn.vmap(lambda r: r * 2 + b + L.zeros(3, dtype=L.float64) * r.sum())(x.expand(2, 3))
+        y.pow(2).sum().backward()
+        log.append(b.grad)
+    same(f)

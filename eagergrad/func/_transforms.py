@@ -24,7 +24,6 @@ convention-free and equal jax's.
 # ruff: noqa: TRY004 - torch raises RuntimeError/ValueError on these type checks
 import contextlib
 import functools
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -346,7 +345,7 @@ def _run_program(prog, tensors, arrays, grad):
     return outs[:n]
 
 
-def _traced_once(pure, leaves):
+def _traced_once(pure, leaves, kind=None):
     """vjp/linearize at top level: pure(*arrays) -> (output arrays, aux arrays) traced
     once into a program of the primals; (program, number of outputs, output and aux
     tensors), differentiable w.r.t. the primals and captured tensors that require grad.
@@ -362,7 +361,7 @@ def _traced_once(pure, leaves):
         n_out[:] = [len(outs)]
         return list(outs) + list(aux or ())
     grad = STATE.grad
-    prog = _Program.trace(compute, arrays, grad)
+    prog = _Program.trace(compute, arrays, grad, kind)
     if prog is None:
         return None
     return prog, n_out[0], _run_program(prog, leaves, arrays, grad)
@@ -513,8 +512,7 @@ def _deferred(kind, static, pure, args, build):
     argument. Storages from outside that pure wrote are extra outputs of the jaxpr, put
     back after the trace; write(their values) writes them at the enclosing level."""
     cap = FUNC.capture
-    frame, through = _Frame(), []
-    frame.kind = kind
+    frame, through = _Frame(kind), []
 
     def traced(*a):
         frame.trace = inner = a[0]._trace
@@ -599,11 +597,15 @@ class _Capture:
     tensors that require grad read by recorded ops (their arrays become consts of the
     jaxpr), and storages written in place (put back after the trace; their new values
     become extra outputs, written after the run)."""
-    __slots__ = ("direct", "frames", "grad", "read", "written")
+    __slots__ = ("born", "direct", "frames", "grad", "kind", "read", "trace", "written")
 
-    def __init__(self, grad, direct=False):
+    def __init__(self, grad, direct=False, kind=None):
         self.grad = grad  # grad mode was on at the call: note the reads (ops record)
         self.direct = direct  # _direct: a read means autograd over the call is needed
+        # "grad": the call itself is a grad-like transform traced at its level (vjp,
+        # linearize): as a _Frame's, its captured tensors must not be mutated
+        self.kind, self.trace = kind, None
+        self.born = set()  # ids of the storages factories made while it traced
         self.read = {}  # id(array) -> (tensor, array)
         self.written = {}  # id(storage) -> (storage, its array before the trace)
         self.frames = []  # a _Frame per _deferred trace inside it, innermost last
@@ -621,8 +623,8 @@ class _Capture:
 
     def mutates(self, t, fn):
         """An in-place op `fn` on t: under grad, t must have been made inside (torch)."""
-        frame = self.frames[-1] if self.frames else None
-        if frame is None or frame.kind != "grad":
+        frame = self.frames[-1] if self.frames else self
+        if frame.kind != "grad" or id(t._storage) in frame.born:
             return
         a = t._storage.array
         if not (isinstance(a, jax.core.Tracer) and a._trace is frame.trace):
@@ -633,6 +635,11 @@ class _Capture:
                 " that would mutate a captured Tensor. This is not supported; please rewrite "
                 "the function being transformed to explicitly accept the mutated Tensor(s) "
                 "as inputs.")
+
+    def made(self, st):
+        """A factory made a tensor over storage `st` (a constant array: inside the
+        trace, though not a tracer)."""
+        (self.frames[-1] if self.frames else self).born.add(id(st))
 
     def writes(self, st):
         if self.frames:
@@ -651,20 +658,18 @@ _OVERLOAD.update(dict.fromkeys(("fill", "masked_fill", "pow"), ".Scalar"))
 
 
 class _Frame(dict):
-    """A _deferred trace's writes (id(storage) -> (storage, array before)); its kind
-    and jax trace."""
-    __slots__ = ("kind", "trace")
+    """A _deferred trace's writes (id(storage) -> (storage, array before)); its kind,
+    jax trace and the storages factories made in it."""
+    __slots__ = ("born", "kind", "trace")
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind, self.born = kind, set()
 
 
 _NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                  jax.errors.TracerIntegerConversionError)
 
-
-def _refs_of_storage(t):
-    return sys.getrefcount(t._storage)
-
-
-_UNSHARED = _refs_of_storage(from_jax(jnp.zeros(())))  # a storage only its tensor holds
 _PROGRAMS = {}  # jaxpr key -> [sightings, compiled or None]
 # what ran (tests count the fast paths): programs traced, compiled and run compiled or
 # primitive by primitive; deferred transforms built or found; calls that needed values
@@ -680,17 +685,17 @@ class _Program:
     requiring grad among them, `written` the storages it wrote in place."""
 
     @staticmethod
-    def trace(compute, arrays, grad):
+    def trace(compute, arrays, grad, kind=None):
         """The program of compute(*arrays), or None if tracing it needs concrete values.
-        grad: note the tensors requiring grad it reads (autograd over the call)."""
+        grad: note the tensors requiring grad it reads (autograd over the call); kind:
+        _Capture's."""
         prog = _Program()
-        cap = _trace(prog, compute, arrays, grad)
+        cap = _trace(prog, compute, arrays, grad, kind)
         if cap is None:
             return None
-        shared = [t for t, _ in cap.read.values()
-                  if t._vchain is None and _refs_of_storage(t) > _UNSHARED]
-        if shared:  # another tensor may read the same array: retrace with distinct ones
-            cap = _trace(prog, compute, arrays, grad, shared)
+        if cap.read:  # another tensor may read the same array (a detached alias, a
+            # factory's cached constant): retrace with arrays of their own
+            cap = _trace(prog, compute, arrays, grad, kind, [t for t, _ in cap.read.values()])
         consts = {id(c): k for k, c in enumerate(prog.consts)}
         prog.cpos, prog.captured = [], []
         for t, v in cap.read.values():
@@ -717,18 +722,22 @@ class _Program:
         return self.run(consts, *arrays[:n])
 
 
-def _trace(prog, compute, arrays, grad, distinct=()):
+def _trace(prog, compute, arrays, grad, kind=None, distinct=()):
     """Trace compute(*arrays) into prog (jaxpr, consts, run); the _Capture, or None if
     the trace needs concrete values (the random stream and written storages are put
     back). distinct: tensors given arrays of their own while it traces."""
-    cap = _Capture(grad)
+    cap = _Capture(grad, kind=kind)
     key0 = creation._rng.key
-    swapped = [(t, t._storage) for t in distinct]
+    swapped = [(t, t._storage) for t in distinct if t._vchain is None]
     for t, st in swapped:
         t._storage = Storage(jnp.array(st.array, copy=True))
+    for t in distinct:
+        if t._vchain is not None:  # a view: a distinct copy as its cached array
+            t._arr = jnp.array(t._value, copy=True)
     prev, FUNC.capture = FUNC.capture, cap
 
     def traced(*arrs):
+        cap.trace = arrs[0]._trace if arrs else None
         outs = compute(*arrs)
         return outs + [st.array for st, _ in cap.written.values()]
     try:
@@ -1014,7 +1023,7 @@ def vjp(func, *primals, has_aux=False):
     leaves, spec = _primals(primals)
     info = {}
     pure = _traced_outputs(lambda *a: func(*a), spec, has_aux, "vjp(f, *primals)", "vjp", info)
-    traced = _traced_once(pure, leaves)
+    traced = _traced_once(pure, leaves, "grad")  # (mutating a captured tensor: torch's error)
     if traced is not None:  # one program: outputs and vjp_fn's gradients through autograd
         prog, n_out, outs = traced
         out_spec, meta = info["out"], info["meta"]
