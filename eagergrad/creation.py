@@ -137,7 +137,11 @@ def _filled(fill, size, dtype, device, requires_grad):
     key = ("full", size, type(fill), keyed(fill), dt, device)
     arr = _consts.get(key)
     if arr is None:
-        arr = _const(key, _put(jnp.full(size, fill, dt.np), device), math.prod(size))
+        # (a constant under a jax trace too: a torch.func transform's trace sees every
+        # tensor a factory makes start from a concrete value, cached or not)
+        with jax.ensure_compile_time_eval():
+            arr = jnp.full(size, fill, dt.np)
+        arr = _const(key, _put(arr, device), math.prod(size))
     return _requiring_grad(_make(arr), requires_grad)
 
 
@@ -259,7 +263,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jnp.eye(n, m, dtype=dt.np), dt, device, requires_grad)
+    with jax.ensure_compile_time_eval():
+        arr = jnp.eye(n, m, dtype=dt.np)
+    return _finish(arr, dt, device, requires_grad)
 
 
 # ---- random numbers: jax keys, split on every draw ----------------------------------------

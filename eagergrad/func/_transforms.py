@@ -35,11 +35,10 @@ from .. import creation
 from .._cache import put_bounded
 from .._mode import STATE
 from .._storage import Storage
-from ..creation import from_jax
 from ..engine.function import Function
 from ..engine.grad_mode import no_grad
 from ..size import Size
-from ..tensor import FUNC, Tensor
+from ..tensor import FUNC, Tensor, _make
 
 __all__ = [
     "functionalize",
@@ -235,12 +234,12 @@ _REVERSE = ("grad", "vjp")
 
 
 def _wrap(a):
-    return from_jax(a)
+    return _make(a)  # (not a factory: the wrapper of a transform's own value)
 
 
 def _inputs(arrs, kind):
     """Tensors over the traced input arrays (requiring grad under grad/vjp/jacrev)."""
-    ts = [from_jax(a) for a in arrs]
+    ts = [_make(a) for a in arrs]
     if kind in _REVERSE:
         for t in ts:
             t._requires_grad = t.dtype.is_differentiable
@@ -510,7 +509,8 @@ def _deferred(kind, static, pure, args, build):
     jaxpr, by the jitted function build makes: tracing through vmap/vjp primitive by
     primitive cost most of a call. The consts (closed-over values) are its first
     argument. Storages from outside that pure wrote are extra outputs of the jaxpr, put
-    back after the trace; write(their values) writes them at the enclosing level."""
+    back after the trace; write(their values) writes them at the enclosing level
+    (write.born: the ids of the storages factories made in the trace)."""
     cap = FUNC.capture
     frame, through = _Frame(kind), []
 
@@ -541,7 +541,9 @@ def _deferred(kind, static, pure, args, build):
             put_bounded(_DEFERRED, key, made, 128)
     else:
         COUNTS["deferred_reused"] += 1
-    return made, consts, functools.partial(_write_through, cap, through)
+    write = functools.partial(_write_through, cap, through)
+    write.born = frame.born
+    return made, consts, write
 
 
 def _write_through(cap, storages, values):
@@ -606,7 +608,7 @@ class _Capture:
         # linearize): as a _Frame's, its captured tensors must not be mutated
         self.kind, self.trace = kind, None
         self.born = set()  # ids of the storages factories made while it traced
-        self.read = {}  # id(array) -> (tensor, array)
+        self.read = {}  # id(tensor) -> (tensor, the array it read)
         self.written = {}  # id(storage) -> (storage, its array before the trace)
         self.frames = []  # a _Frame per _deferred trace inside it, innermost last
 
@@ -619,7 +621,7 @@ class _Capture:
                 if not isinstance(v, jax.core.Tracer):
                     if self.direct:
                         raise _NeedsAutograd
-                    self.read.setdefault(id(v), (t, v))
+                    self.read.setdefault(id(t), (t, v))
 
     def mutates(self, t, fn):
         """An in-place op `fn` on t: under grad, t must have been made inside (torch)."""
@@ -1453,9 +1455,9 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         info["storages"] = [new[i]._storage for i in mutated]
         return [x._value for x in o_leaves] + [new[i]._value for i in mutated]
 
-    def check(batched, written=()):
+    def check(batched, written=(), born=(), size=0):
         """batched: whether each output of pure is batched, then each storage from
-        outside it wrote (`written`)."""
+        outside it wrote (`written`; `born`: ids of those a factory made inside it)."""
         n = len(info["dims"])
         for b, d in zip(batched, info["dims"]):
             if d is None and b:
@@ -1464,8 +1466,13 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         targets = [(dims[i] is None, st) for i, st in zip(info["mutated"], info["storages"])]
         targets += [(True, st) for st in written]
         for b, (fixed, st) in zip(batched[n:], targets):
-            if fixed and b:
-                raise RuntimeError(_BN_STATS if id(st) in info["stats"] else _VMAP_INPLACE)
+            if not (fixed and b):
+                continue
+            if id(st) in born:  # (torch: the in-place op's own shape check)
+                shape = list(st.array.shape)
+                raise RuntimeError(f"output with shape {shape} doesn't match the broadcast "
+                                   f"shape {[size, *shape]}")
+            raise RuntimeError(_BN_STATS if id(st) in info["stats"] else _VMAP_INPLACE)
 
     arrays = [leaves[i]._value for i in tensors]
     axes = [dims[i] for i in tensors]
@@ -1477,7 +1484,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
             (fn, batched), consts, write = _deferred(
                 "vmap", tuple(axes), pure, [jax.ShapeDtypeStruct((), index.dtype), *one],
                 functools.partial(_vmap_program, axes))
-            check(batched, write.args[1])
+            check(batched, write.args[1], write.born, index.shape[0])
             outs, written = fn(consts, index, *arrs)
             write(written)
             return outs
