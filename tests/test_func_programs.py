@@ -265,7 +265,7 @@ def test_tensors_made_inside_and_captured_constants():
         for name, body in [("vmap batched", lambda r: L.zeros(3, dtype=L.float64).add_(r)),
                            ("vmap unbatched", lambda r: L.ones(3, dtype=L.float64).mul_(2) * r),
                            ("vmap eye", lambda r: L.eye(3, dtype=L.float64).add_(r.outer(r)))]:
-            attempt(log, name, lambda: fn.vmap(body)(x.expand(2, 3)))
+            attempt(log, name, lambda body=body: fn.vmap(body)(x.expand(2, 3)))
         a = L.zeros(3, dtype=L.float64, requires_grad=True)  # (two leaves, one array)
         b = L.zeros(3, dtype=L.float64, requires_grad=True)
         y = fn.vmap(lambda r: r * 2 + a * 3 + b * r + L.zeros(3, dtype=L.float64) * r.sum())(
