@@ -8,9 +8,7 @@ import numpy as np
 
 from . import _dtypes as D
 from ._cache import keyed
-from .device import _jax_devices
-from .device import default as _default_device
-from .device import device as _device
+from .device import _jax_devices, default as _default_device, device as _device
 from .tensor import _NO_CUDA_LIBRARY, FUNC, Tensor, _make
 
 

@@ -114,9 +114,9 @@ def check_backward(sample, fdt, runs=None):
     """torch's gradients, against eagergrad's in `runs` (default RUNS) runs
     (conftest.repeat: the first node by node, then fused): run 1 on the forward graph
     the other checks share, runs 2+ on fresh forwards, the last without retain_graph.
-    eagergrad differentiates
-    `output * 1.0` (exactly the same gradients), so that the op's node is not alone
-    between the captured inputs: a segment needs two op nodes to be fused."""
+    eagergrad differentiates `output * 1.0` (exactly the same gradients), so that the
+    op's node is not alone between the captured inputs: a segment needs two op nodes to
+    be fused."""
     t_in, t_out, e_in0, e_out0 = _run(sample, fdt)
     idx, tv, ev = _grad_outputs(sample, t_out, e_out0)
     assert [e_out0[i].requires_grad for i in idx] == [True] * len(idx)
