@@ -9,7 +9,7 @@ import numpy as np
 from . import _dtypes as D
 from ._cache import keyed
 from .device import _jax_devices, default as _default_device, device as _device
-from .tensor import _NO_CUDA_LIBRARY, FUNC, Tensor, _make
+from .tensor import _NO_CUDA_LIBRARY, CAPTURING, FUNC, Tensor, _make
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -25,7 +25,7 @@ def _dev(device):
 def _requiring_grad(t, requires_grad):
     """A factory's requires_grad=True, with the factories' wording of the dtype error
     (every factory ends here: a torch.func trace notes the tensors made inside it)."""
-    if FUNC.capture is not None:
+    if CAPTURING.n and FUNC.capture is not None:
         FUNC.capture.made(t._storage)
     if requires_grad:
         if not t.dtype.is_differentiable:

@@ -3,6 +3,7 @@ _Program, _deferred, _direct): the user's Python runs on every call, the jax tra
 applied to its jaxpr and compiled once per distinct jaxpr. Compared with torch.func: the
 tensors a function captures by closure (autograd reaches them), in-place writes to them,
 Python state read on each call; and the fast path is counted."""
+import numpy as np
 import pytest
 from conftest import attempt, same
 
@@ -273,3 +274,33 @@ def test_tensors_made_inside_and_captured_constants():
         y.pow(2).sum().backward()
         log.append((a.grad, b.grad))
     same(f)
+
+
+def test_threads_run_their_own_programs():
+    """Two threads calling transforms at once (each its own capture): every result
+    equals torch's, computed in one thread."""
+    import threading
+
+    def work(L, k):
+        w = _x(L, [0.5 * (k + 1), -1.0, 2.0]).requires_grad_()
+        x = _x(L, [[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]])
+        outs = []
+        for _ in range(4):
+            g = L.func.vmap(L.func.grad(lambda r: ((r * w).sin() * (k + 1)).sum()))(x)
+            L.func.vmap(lambda r: (r * w).exp())(x).sum().backward()
+            outs.append((g.detach().tolist(), w.grad.tolist()))
+        return outs
+    import torch
+    want = [work(torch, k) for k in range(2)]
+    got = [None, None]
+
+    def run(k):
+        got[k] = work(eg, k)
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for w_, g_ in zip(want, got):
+        for (wg, ww), (gg, gw) in zip(w_, g_):
+            assert np.allclose(wg, gg, rtol=1e-12) and np.allclose(ww, gw, rtol=1e-12)

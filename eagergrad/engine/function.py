@@ -5,7 +5,7 @@ from .graph import Node
 from .grad_mode import STATE, get_state, restore_state, set_enabled
 from .anomaly import ANOMALY, record as anomaly_record
 from .saved import SavedTensor
-from ..tensor import FUNC, FWD, IN_CUSTOM_FUNCTION, Tensor, _tangent, _zeros_meta
+from ..tensor import CAPTURING, FUNC, FWD, IN_CUSTOM_FUNCTION, Tensor, _tangent, _zeros_meta
 
 
 class FunctionCtx:
@@ -117,7 +117,7 @@ class Function:
         Node.__init__(node)
         is_t = [isinstance(a, Tensor) for a in args]
         record = STATE.grad and any(t and a._requires_grad for t, a in zip(is_t, args))
-        if record and FUNC.capture is not None:
+        if record and CAPTURING.n and FUNC.capture is not None:
             FUNC.capture.reads([a for t, a in zip(is_t, args) if t])
         # (grad mode aside)
         node.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_t, args))

@@ -38,7 +38,7 @@ from .._storage import Storage
 from ..engine.function import Function
 from ..engine.grad_mode import no_grad
 from ..size import Size
-from ..tensor import FUNC, Tensor, _make
+from ..tensor import CAPTURING, FUNC, Tensor, _make
 
 __all__ = [
     "functionalize",
@@ -415,6 +415,18 @@ def _jvp_of(jaxpr, n_out):
 _DERIVED = {}  # (kind, n_out, program key) -> _vjp_of/_jvp_of's function
 
 
+@contextlib.contextmanager
+def _capturing(cap):
+    """FUNC.capture = cap while the block runs (CAPTURING.n counts the threads)."""
+    prev, FUNC.capture = FUNC.capture, cap
+    CAPTURING.n += 1
+    try:
+        yield
+    finally:
+        CAPTURING.n -= 1
+        FUNC.capture = prev
+
+
 class _NeedsAutograd(BaseException):  # a signal (past a user's `except Exception`)
     """_direct's call read a tensor requiring grad: autograd over the call is needed."""
 
@@ -425,16 +437,14 @@ def _direct(call, args, grad):
     tensor that requires grad (nothing has run then); if tracing needs concrete values,
     call(*args) without a capture."""
     key0 = creation._rng.key
-    prev, FUNC.capture = FUNC.capture, _Capture(grad, direct=True)
     try:
-        return call(*args)
+        with _capturing(_Capture(grad, direct=True)):
+            return call(*args)
     except _NeedsAutograd:
         creation._rng.key = key0
         return _NeedsAutograd
     except _NEEDS_VALUES:
         creation._rng.key = key0
-    finally:
-        FUNC.capture = prev
     COUNTS["untraceable"] += 1
     return call(*args)  # jax's transforms on concrete values, primitive by primitive
 
@@ -736,20 +746,19 @@ def _trace(prog, compute, arrays, grad, kind=None, distinct=()):
     for t in distinct:
         if t._vchain is not None:  # a view: a distinct copy as its cached array
             t._arr = jnp.array(t._value, copy=True)
-    prev, FUNC.capture = FUNC.capture, cap
 
     def traced(*arrs):
         cap.trace = arrs[0]._trace if arrs else None
         outs = compute(*arrs)
         return outs + [st.array for st, _ in cap.written.values()]
     try:
-        jaxpr, consts = _trace_jaxpr(traced, arrays)
+        with _capturing(cap):
+            jaxpr, consts = _trace_jaxpr(traced, arrays)
     except _NEEDS_VALUES:
         creation._rng.key = key0
         COUNTS["untraceable"] += 1
         return None
     finally:
-        FUNC.capture = prev
         cap.undo_writes()
         for t, st in swapped:
             t._storage = st

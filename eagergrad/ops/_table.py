@@ -30,7 +30,7 @@ from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
-from ..tensor import FUNC, FWD, _make, _tangent, _wrap_outputs, _zeros_meta
+from ..tensor import CAPTURING, FUNC, FWD, _make, _tangent, _wrap_outputs, _zeros_meta
 
 OPS = {}  # name -> OpDef, for the table-driven tests
 
@@ -532,7 +532,7 @@ def _record(op, tensors, attrs, outs):
     """Make the node for outputs `outs`: edges to the differentiable inputs, saved
     tensors for the formulas whose input needs a gradient, outputs wired to it.
     (The hot path of every recorded op: one pass over the inputs, no generators.)"""
-    if FUNC.capture is not None:
+    if CAPTURING.n and FUNC.capture is not None:
         FUNC.capture.reads(tensors)
     nfix = op.nfix
     if op.variadic:

@@ -7,7 +7,7 @@ import jax
 
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from ..tensor import FUNC, FWD, Tensor, _make, _tangent
+from ..tensor import CAPTURING, FUNC, FWD, Tensor, _make, _tangent
 from ._table import DONATING
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
@@ -34,7 +34,7 @@ def inplace(self, fn, *args, **kwargs):
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
-    if FUNC.capture is not None:  # inside a torch.func program's trace
+    if CAPTURING.n and FUNC.capture is not None:  # inside a torch.func program's trace
         FUNC.capture.mutates(self, fn)
     view = self._base is not None
     # (self.requires_grad, inlined)
@@ -193,7 +193,8 @@ def _write_result(self, out, fn=None):
     if out._shape != self._shape or out.dtype is not self.dtype:
         _check_cast(out, self, fn)
         self._write(out._value)
-    elif self._vchain is None and FUNC.capture is None:  # the common case, as _write does it
+    elif self._vchain is None and not (CAPTURING.n and FUNC.capture is not None):
+        # (the common case, as _write does it)
         st = self._storage
         st.array = out._value
         st.generation += 1
