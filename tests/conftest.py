@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
 import threading
 import warnings
 
@@ -45,9 +46,16 @@ MIN_FUSED_SHARE = 0.6  # of the scenarios that called backward (checked at sessi
 MIN_SCENARIOS = 50  # below this many backward scenarios the session check is skipped
 
 
+_STR_SET = re.compile(r"\{'[^'{}]*'(?:, '[^'{}]*')*\}")
+
+
 def msg(e):
-    """An exception's message, with torch's names in place of eagergrad's."""
-    return str(e).replace("eagergrad.", "torch.")
+    """An exception's message, with torch's names in place of eagergrad's and printed
+    sets of strings sorted: their order is the hash seed's and the order in which the
+    .pyc stored the literal, which differ between torch's and eagergrad's."""
+    text = str(e).replace("eagergrad.", "torch.")
+    return _STR_SET.sub(lambda m: "{" + ", ".join(sorted(m.group()[1:-1].split(", "))) + "}",
+                        text)
 
 
 def attempt(log, tag, fn):
