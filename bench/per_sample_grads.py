@@ -122,11 +122,12 @@ CANDIDATES = [Candidate("torch.func", "torch", func_like),
 
 
 def main():
-    # measured 2026-11-25 (second session), 2-core box: torch.func 22.8 ms/step (1.00x);
-    # eagergrad.func 1.00x (it was 4.6x: each call is traced anew and runs compiled, the
-    # trace costs ~3 ms); eagergrad.func under the user's jax.jit 0.86x; torch loop 2.18x;
-    # jax.jit(vmap(grad)) 0.90x. The per-sample weight gradients (26M floats) make the
-    # step memory-bound: every compiled candidate writes the same 103 MB.
+    # measured 2026-11-25 (second session), 2-core box: torch.func 22.8-24.3 ms/step
+    # (1.00x); eagergrad.func 0.97x (four runs: 0.97-0.99x; it was 4.6x: each call is
+    # traced anew, ~2.3 ms, and runs compiled); eagergrad.func under the user's jax.jit
+    # 0.88x; torch loop 2.1x; jax.jit(vmap(grad)) 0.87-0.95x. The per-sample weight
+    # gradients (26M floats) make the step memory-bound: every compiled candidate writes
+    # the same 103 MB.
     best, checks = measure(CANDIDATES, STEPS, rounds=10, rtol=1e-4, atol=1e-6,
                            result="the per-sample gradients")
     report(f"per_sample_grads: {'-'.join(map(str, SIZES))} MLP, {N} samples, cross-entropy, "
