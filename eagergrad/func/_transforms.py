@@ -289,6 +289,12 @@ class _TransformOutput(Function):
         return (None, *_TransformOutput.apply(backward, *tensors, *grads))
 
 
+def _enclosed(arrays):
+    """Inside another transform, or under the user's jax trace: that one traces the call
+    (jax composes the transforms), no program of its own."""
+    return bool(FUNC.levels) or any(isinstance(a, jax.core.Tracer) for a in arrays)
+
+
 def _over_autograd(call, args, direct=False):
     """call(*args): a transform called at top level (the pytree `args` holds no tracer)
     runs as a traced program (_Program: compiled from its second sighting on); seen
@@ -300,7 +306,7 @@ def _over_autograd(call, args, direct=False):
     leaves, spec = _flatten(args)
     idx = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     arrays = [leaves[i]._value for i in idx]
-    if FUNC.levels or any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if _enclosed(arrays):
         return call(*args)
     grad = STATE.grad
     if direct and not (grad and any(leaves[i]._requires_grad for i in idx)):
@@ -320,7 +326,12 @@ def _over_autograd(call, args, direct=False):
     prog = _Program.trace(compute, arrays, grad)
     if prog is None:  # the call needs concrete values (.item() under grad): jax eagerly
         return _eager_over_autograd(call, args, leaves, idx, compute, info, grad)
-    outs = _run_program(prog, [leaves[i] for i in idx], arrays, grad)
+    return _outputs(_run_program(prog, [leaves[i] for i in idx], arrays, grad), leaves, info)
+
+
+def _outputs(outs, leaves, info):
+    """The call's result from compute's outputs: the arguments it modified in place get
+    their new values (the extra outputs after the call's own)."""
     n = len(outs) - len(info["mutated"])
     with no_grad():
         for i, o in zip(info["mutated"], outs[n:]):
@@ -351,7 +362,7 @@ def _traced_once(pure, leaves, kind=None):
     None when nested, under a jax trace, or if tracing needs values (then jax's
     transforms run on concrete values, as before)."""
     arrays = [t._value for t in leaves]
-    if FUNC.levels or any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if _enclosed(arrays):
         return None
     n_out = []
 
@@ -381,10 +392,7 @@ def _through_program(prog, leaves, extra, make, kind, n_out, create_graph=None,
     n, m = len(leaves), len(prog.captured)
 
     def compute(*xs):
-        consts = list(prog.consts)
-        for k, a in zip(prog.cpos, xs[n:n + m]):
-            consts[k] = a
-        return f(consts, list(xs[:n]), list(xs[n + m:]))
+        return f(prog.consts_with(xs[n:n + m]), list(xs[:n]), list(xs[n + m:]))
     inputs = [*leaves, *prog.captured, *extra]
     if constant_primals:
         fixed = [t._value for t in inputs[:n + m]]
@@ -454,12 +462,7 @@ def _eager_over_autograd(call, args, leaves, idx, compute, info, grad):
     autograd reaches the tensor arguments (not tensors captured by closure)."""
     if not (grad and any(leaves[i]._requires_grad for i in idx)):
         return call(*args)
-    outs = _TransformOutput.apply(compute, *[leaves[i] for i in idx])
-    n = len(outs) - len(info["mutated"])
-    with no_grad():
-        for i, o in zip(info["mutated"], outs[n:]):
-            leaves[i].copy_(o)
-    return _unflatten(info["out"], outs[:n])
+    return _outputs(_TransformOutput.apply(compute, *[leaves[i] for i in idx]), leaves, info)
 
 
 # ---- tracing to a jaxpr ----------------------------------------------------------------
@@ -718,20 +721,22 @@ class _Program:
         prog.written = [st for st, _ in cap.written.values()]
         return prog
 
+    def consts_with(self, captured, consts=None):
+        """The consts (or `consts`) with the captured tensors' values `captured`."""
+        out = list(self.consts if consts is None else consts)
+        for k, a in zip(self.cpos, captured):
+            out[k] = a
+        return out
+
     def reached(self, mask):
         """Which outputs depend on the inputs `mask` marks (arrays, then captured)."""
         n = len(mask) - len(self.cpos)
-        consts = [False] * len(self.consts)
-        for k, m in zip(self.cpos, mask[n:]):
-            consts[k] = m
+        consts = self.consts_with(mask[n:], [False] * len(self.consts))
         return _reached(self.jaxpr, consts + list(mask[:n]))
 
     def __call__(self, *arrays):
         n = len(arrays) - len(self.cpos)
-        consts = list(self.consts)
-        for k, a in zip(self.cpos, arrays[n:]):
-            consts[k] = a
-        return self.run(consts, *arrays[:n])
+        return self.run(self.consts_with(arrays[n:]), *arrays[:n])
 
 
 def _trace(prog, compute, arrays, grad, kind=None, distinct=()):
