@@ -60,4 +60,6 @@ for _m in (activation, batchnorm, rnn, transformer, upsampling, padding, lazy, d
     __all__ += _m.__all__
 del _m
 
+from . import modules  # noqa: E402,F401 - torch's nn.modules.<file> paths (pickle)
+
 __getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)
