@@ -35,8 +35,18 @@ FUNC = _FuncLevels()
 class _Capturing:
     """n: how many threads have a FUNC.capture now. The hot paths (every recorded op,
     in-place op and factory) read this plain attribute first, not the thread-local's
-    (6 ns against 32). A lost update only costs the thread-local read."""
+    (6 ns against 32); `enter`/`leave` change it under a lock, so it never under-counts
+    (a capturing thread that read 0 would skip its captures)."""
     n = 0
+    _lock = threading.Lock()
+
+    def enter(self):
+        with self._lock:
+            self.n += 1
+
+    def leave(self):
+        with self._lock:
+            self.n -= 1
 
 
 CAPTURING = _Capturing()
@@ -56,7 +66,7 @@ def _make(arr):
     t._requires_grad = False
     t._grad_fn = None
     t._out_nr = 0
-    t.grad = None
+    _init_grad(t, None)  # (the slot itself: .grad's checked setter costs a call per op)
     t._accumulator_ref = None
     t._base = None
     t._inference = STATE.inference
@@ -534,6 +544,53 @@ class Tensor:
         if self.grad is not None:
             t.grad = self.grad.clone()
         return t
+
+
+_grad_slot = Tensor.grad  # the slot's own descriptor, wrapped by the checked property below
+_init_grad = _grad_slot.__set__
+_gpus = []
+
+
+def _set_grad(self, grad):
+    """`.grad = g` with torch's checks (THPVariable_set_grad), in its order."""
+    if grad is not None:
+        if not isinstance(grad, Tensor):
+            raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(grad).__name__}")
+        if grad is self:
+            raise RuntimeError("can't assign Variable as its own grad")
+        if grad.dtype is not self.dtype:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{grad.dtype.cpp_name}' to a "
+                f"tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must match "
+                "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                "gradient may break downstream systems that assume they match.")
+        if not _gpus:
+            _gpus.append(bool(_jax_devices("gpu")))
+        if _gpus[0]:  # (on a CPU-only jax every tensor is on 'cpu')
+            gd, sd = grad.device, self.device
+            if gd.type != sd.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{gd.type}' to a "
+                    f"tensor with device type '{sd.type}'. Please ensure that the gradient "
+                    "and the tensor are on the same device")
+            if gd.index != sd.index:
+                raise RuntimeError(
+                    f"attempting to assign a gradient located on device with index "
+                    f"'{gd.index}' to a tensor located on device with index '{sd.index}'. "
+                    "Please ensure that the gradient and the tensor are on the same device")
+        if grad._shape != self._shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(grad._shape)}' to a tensor "
+                f"of size '{list(self._shape)}'. Please ensure that the gradient and the "
+                "tensor are the same size")
+    _grad_slot.__set__(self, grad)
+
+
+Tensor.grad = property(_grad_slot.__get__, _set_grad, lambda self: _grad_slot.__set__(self, None),
+                       doc="The gradient accumulated by backward (None until then).")
 
 
 _NO_CUDA_LIBRARY = (

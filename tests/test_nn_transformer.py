@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from _nn_helpers import arrays, copy_weights
-from conftest import same, same_error
+from conftest import attempt, same, same_error
 
 import eagergrad as eg
 
@@ -418,3 +418,358 @@ def test_torch_state_dict_loads():
         want = tm(torch.tensor(src), torch.tensor(tgt)).numpy()
     np.testing.assert_allclose(em(eg.tensor(src), eg.tensor(tgt)).detach().numpy(), want,
                                rtol=1e-4, atol=1e-5)
+
+
+# ---- torch's inference fast paths (issue 20, item 4) ---------------------------------------
+# torch's fused kernels read a mask as "masked where nonzero" and give NaN for a query row
+# with every key masked; TransformerEncoder's nested tensor is zero at the padding. Each
+# scenario compares the outputs (NaN where torch's are) under torch's own conditions.
+_KPM = {
+    "none": None,
+    "left aligned": [[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1]],
+    "a fully padded sequence": [[1, 1, 1, 1, 1], [0, 0, 0, 0, 0], [0, 0, 1, 1, 1]],
+    "not left aligned": [[0, 1, 0, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 1]],
+    "last column padded": [[0, 0, 0, 1, 1], [0, 0, 0, 0, 1], [0, 0, 0, 0, 1]],
+    "float, -inf": "float -inf",
+    "float, 0.5 where padded": "float 0.5",
+    "everything padded": [[1] * 5] * 3,
+}
+
+
+def _kpm(L, case):
+    spec = _KPM[case]
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        b = np.array(_KPM["left aligned"], bool)
+        v = -np.inf if "inf" in spec else 0.5
+        return L.tensor(np.where(b, v, 0.0).astype(np.float32))
+    return L.tensor(np.array(spec, bool))
+
+
+def _encoder(L, batch_first=True, norm_first=False, nested=True, norm=False, seed=0, **kw):
+    layer = L.nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=batch_first,
+                                         norm_first=norm_first, **kw)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        enc = L.nn.TransformerEncoder(layer, 2, norm=L.nn.LayerNorm(8) if norm else None,
+                                      enable_nested_tensor=nested)
+    return copy_weights(L, enc, seed), [str(x.message) for x in w]
+
+
+def _run(L, mode, fn):
+    """fn() in one of the modes that decide torch's fast paths."""
+    if mode == "inference_mode":
+        with L.inference_mode():
+            return fn()
+    if mode == "no_grad":
+        with L.no_grad():
+            return fn()
+    return fn()
+
+
+@pytest.mark.parametrize("train,mode", [(False, "no_grad"), (False, "grad"),
+                                        (False, "inference_mode"), (True, "no_grad"),
+                                        (True, "grad")])
+@pytest.mark.parametrize("batch_first", [True, False], ids=["batch_first", "seq_first"])
+@pytest.mark.parametrize("nested", [True, False], ids=["nested", "no_nested"])
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "norm_first"])
+def test_encoder_fast_paths_match_torch(train, mode, batch_first, nested, norm_first):
+    def f(L, log):
+        enc, warned = _encoder(L, batch_first, norm_first, nested, norm=True)
+        log.append(warned)
+        enc.train(train)
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        if not batch_first:
+            x = x.transpose(0, 1)
+        for case in _KPM:
+            kpm = _kpm(L, case)
+            attempt(log, case, lambda: _run(L, mode, lambda: enc(x, src_key_padding_mask=kpm)))
+    same(f, runs=1, quiet=True)
+
+
+def test_encoder_nested_output_is_zero_at_the_padding():
+    """The unmasked reduction the issue met: a mean over the sequence."""
+    def f(L):
+        enc, _ = _encoder(L)
+        enc.eval()
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        kpm = _kpm(L, "left aligned")
+        with L.no_grad():
+            out = enc(x, src_key_padding_mask=kpm)
+        return out, out.mean(1), (out == 0).all(-1)
+    assert same(f, quiet=True)[2].values.tolist() == np.array(_KPM["left aligned"], bool).tolist()
+
+
+@pytest.mark.parametrize("mask_check", [True, False])
+def test_encoder_mask_check(mask_check):
+    """mask_check=False: torch keeps the first (number of unmasked keys) tokens of each
+    sequence, whatever the mask's shape."""
+    def f(L, log):
+        enc, _ = _encoder(L)
+        enc.mask_check = mask_check
+        enc.eval()
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        for case in ("not left aligned", "left aligned", "float, 0.5 where padded"):
+            with L.no_grad():
+                log.append(enc(x, src_key_padding_mask=_kpm(L, case)))
+    same(f, runs=1, quiet=True)
+
+
+LAYER_CHANGES = {
+    # name: what is done to the (eval, no_grad) encoder's modules before a nested forward
+    "layers[1] in training": lambda L, e: e.layers[1].train(),
+    "layers[1].self_attn in training": lambda L, e: e.layers[1].self_attn.train(),
+    "layers[1].dropout in training": lambda L, e: e.layers[1].dropout.train(),
+    "layers[1].norm_first": lambda L, e: setattr(e.layers[1], "norm_first", True),
+    "layers[0].norm_first (after init)": lambda L, e: setattr(e.layers[0], "norm_first", True),
+    "layers[1] eps": lambda L, e: setattr(e.layers[1].norm2, "eps", 1e-3),
+    "a forward hook on layers[1]": lambda L, e: e.layers[1].register_forward_hook(
+        lambda m, i, o: None),
+    "a pre-hook on layers[1].linear1": lambda L, e: e.layers[1].linear1.register_forward_pre_hook(
+        lambda m, i: None),
+    "a forward hook on layers[1].self_attn":
+        lambda L, e: e.layers[1].self_attn.register_forward_hook(lambda m, i, o: None),
+    "a forward hook on the encoder": lambda L, e: e.register_forward_hook(lambda m, i, o: None),
+    "layers[1] requires grad, grad on": lambda L, e: [
+        p.requires_grad_(False) for p in e.layers[0].parameters()],
+    "no parameter requires grad, grad on": lambda L, e: [
+        p.requires_grad_(False) for p in e.parameters()],
+    "GELU(approximate='tanh') (the fast path's gelu is exact)": lambda L, e: [
+        (setattr(m, "activation", L.nn.GELU(approximate="tanh")),
+         setattr(m, "activation_relu_or_gelu", 2)) for m in e.layers],
+    "fast path off": lambda L, e: L.backends.mha.set_fastpath_enabled(False),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYER_CHANGES))
+def test_encoder_nested_with_changed_layers(case):
+    def f(L, log):
+        enc, _ = _encoder(L, norm=True)
+        enc.eval()
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        try:
+            LAYER_CHANGES[case](L, enc)
+            for kpm in ("left aligned", "a fully padded sequence"):
+                if "grad on" in case:
+                    attempt(log, kpm, lambda: enc(x, src_key_padding_mask=_kpm(L, kpm)))
+                else:
+                    with L.no_grad():
+                        attempt(log, kpm, lambda: enc(x, src_key_padding_mask=_kpm(L, kpm)))
+        finally:
+            L.backends.mha.set_fastpath_enabled(True)
+    same(f, runs=1, quiet=True)
+
+
+ATTN = {
+    "causal float": lambda L: L.nn.Transformer.generate_square_subsequent_mask(5),
+    "a row fully masked": lambda L: L.tensor(np.where(np.arange(5)[:, None] == 2, -np.inf,
+                                                       np.triu(np.full((5, 5), -np.inf), 1))
+                                              .astype(np.float32)),
+    "bool, a row fully masked": lambda L: L.tensor(np.arange(25).reshape(5, 5) % 7 == 0) |
+    L.tensor(np.arange(5)[:, None] == 3),
+    "additive floats": lambda L: L.tensor(np.where(np.eye(5, k=1) > 0, 0.5, 0.0)
+                                          .astype(np.float32)),
+    "3-d additive": lambda L: L.tensor(np.where(np.arange(150).reshape(6, 5, 5) % 11 == 0,
+                                                -1.0, 0.0).astype(np.float32)),
+}
+
+
+@pytest.mark.parametrize("layer_kw", [{}, {"norm_first": True}, {"activation": "gelu"},
+                                      {"nhead": 1}, {"bias": False}],
+                         ids=["post_norm", "norm_first", "gelu", "odd heads", "no bias"])
+@pytest.mark.parametrize("mode", ["eval no_grad", "eval grad", "train no_grad"])
+def test_encoder_layer_fast_path_matches_torch(layer_kw, mode):
+    """_transformer_encoder_layer_fwd: masks read as bool, NaN rows where every key is
+    masked (a fully padded sequence, a masked row); not taken with odd heads, no bias,
+    in training, or when grad is wanted."""
+    kw = dict(layer_kw)
+    nhead = kw.pop("nhead", 2)
+
+    def f(L, log):
+        m = copy_weights(L, L.nn.TransformerEncoderLayer(8, nhead, 16, 0.0, batch_first=True,
+                                                         **kw), 0)
+        m.train(mode.startswith("train"))
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        run = (lambda fn: fn()) if "grad" == mode.split()[1] else (
+            lambda fn: _run(L, "no_grad", fn))
+        for case in _KPM:
+            kpm = _kpm(L, case)
+            attempt(log, case, lambda: run(lambda: m(x, src_key_padding_mask=kpm)))
+        for case, mk in ATTN.items():
+            if case.startswith("3-d") and nhead != 2:
+                continue
+            attempt(log, case, lambda: run(lambda: m(x, src_mask=mk(L))))
+            attempt(log, case + " + kpm", lambda: run(
+                lambda: m(x, src_mask=mk(L), src_key_padding_mask=_kpm(L, "a fully padded "
+                                                                         "sequence"))))
+    same(f, runs=1, quiet=True)
+
+
+def test_encoder_layer_fast_path_conditions():
+    """Each condition that turns torch's fast path off: a float mask then adds, a fully
+    masked row gives no NaN."""
+    changes = {
+        "none": lambda L, m: None,
+        "a forward hook": lambda L, m: m.register_forward_hook(lambda *a: None),
+        "a pre-hook on a submodule": lambda L, m: m.linear2.register_forward_pre_hook(
+            lambda *a: None),
+        "eps differ": lambda L, m: setattr(m.norm2, "eps", 1e-3),
+        "seq first": lambda L, m: setattr(m.self_attn, "batch_first", False),
+        "custom activation": lambda L, m: setattr(m, "activation_relu_or_gelu", 0),
+        "self_attn in training (ignored)": lambda L, m: m.self_attn.train(),
+        "fast path off": lambda L, m: L.backends.mha.set_fastpath_enabled(False),
+    }
+
+    def f(L, log):
+        for name, change in changes.items():
+            m = copy_weights(L, L.nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True),
+                             0).eval()
+            x = L.tensor(arrays(1, (3, 5, 8))[0])
+            try:
+                change(L, m)
+                with L.no_grad():
+                    for case in ("a fully padded sequence", "float, 0.5 where padded"):
+                        attempt(log, (name, case), lambda: m(
+                            x, src_key_padding_mask=_kpm(L, case)))
+                    attempt(log, (name, "attn"), lambda: m(x, src_mask=ATTN["additive floats"](L)))
+                    attempt(log, (name, "unbatched"), lambda: m(
+                        x[0], src_key_padding_mask=_kpm(L, "a fully padded sequence")[0]))
+            finally:
+                L.backends.mha.set_fastpath_enabled(True)
+    same(f, runs=1, quiet=True)
+
+
+@pytest.mark.parametrize("ctor", [{}, {"bias": False}, {"add_bias_kv": True},
+                                  {"batch_first": False}, {"num_heads": 1}],
+                         ids=["fast", "no bias", "bias_kv", "seq first", "odd heads"])
+def test_multihead_attention_fast_path_fully_masked_rows(ctor):
+    """_native_multi_head_attention: NaN rows where every key is masked (bool masks only;
+    self-attention only), whatever need_weights."""
+    kw = dict(ctor)
+    heads = kw.pop("num_heads", 2)
+    bf = kw.setdefault("batch_first", True)
+
+    def f(L, log):
+        m = copy_weights(L, L.nn.MultiheadAttention(8, heads, **kw), 0).eval()
+        x = L.tensor(arrays(1, (3, 5, 8))[0])
+        y = L.tensor(arrays(2, (3, 5, 8))[0])
+        if not bf:
+            x, y = x.transpose(0, 1), y.transpose(0, 1)
+        kpm = _kpm(L, "a fully padded sequence")
+        am = ATTN["bool, a row fully masked"](L)
+        with L.no_grad():
+            for nw in (False, True):
+                log.append(m(x, x, x, key_padding_mask=kpm, need_weights=nw))
+                log.append(m(x, x, x, attn_mask=am, need_weights=nw))
+                log.append(m(x, x, x, attn_mask=am, key_padding_mask=kpm, need_weights=nw))
+                log.append(m(x, x, x, key_padding_mask=_kpm(L, "float, -inf"),
+                             need_weights=nw))  # a float mask: no fast path
+                log.append(m(x, y, y, key_padding_mask=kpm, need_weights=nw))  # not self
+        log.append(m(x, x, x, key_padding_mask=kpm, need_weights=False))  # grad wanted
+        m.train()
+        with L.no_grad():
+            log.append(m(x, x, x, key_padding_mask=kpm, need_weights=False))
+    same(f, runs=1, quiet=True)
+
+
+def test_decoder_and_transformer_fast_paths():
+    """The decoder's self-attention gets raw (bool) masks: torch's MHA fast path; the
+    Transformer's encoder is nested in eval with a padding mask."""
+    def f(L, log):
+        d = copy_weights(L, L.nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True),
+                         0).eval()
+        x, mem = [L.tensor(a) for a in arrays(1, (3, 5, 8), (3, 5, 8))]
+        with L.no_grad():
+            log.append(d(x, mem, tgt_key_padding_mask=_kpm(L, "a fully padded sequence"),
+                         tgt_mask=ATTN["bool, a row fully masked"](L)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = copy_weights(L, L.nn.Transformer(8, 2, 2, 2, 16, 0.0, batch_first=True),
+                             1).eval()
+        kpm = _kpm(L, "left aligned")
+        with L.no_grad():
+            log.append(t(x, mem, src_key_padding_mask=kpm, memory_key_padding_mask=kpm))
+            log.append(t.encoder(x, src_key_padding_mask=kpm))
+        log.append(t(x, mem, src_key_padding_mask=kpm, memory_key_padding_mask=kpm))
+    same(f, runs=1, quiet=True)
+
+
+def test_encoder_nested_warnings():
+    """torch's construction warning for every reason its nested path cannot apply, and
+    its once-per-process prototype warning at the first nested forward."""
+    def layer(L, **kw):
+        return L.nn.TransformerEncoderLayer(8, kw.pop("nhead", 2), 16, 0.0,
+                                            batch_first=kw.pop("batch_first", True), **kw)
+
+    def kdim(L):
+        m = layer(L)
+        m.self_attn = L.nn.MultiheadAttention(8, 2, kdim=4, batch_first=True)
+        return m
+
+    def eps(L):
+        m = layer(L)
+        m.norm2.eps = 1e-3
+        return m
+    layers = [lambda L: L.nn.Linear(8, 8), lambda L: layer(L, norm_first=True),
+              lambda L: layer(L, batch_first=False), kdim, lambda L: layer(L, bias=False),
+              lambda L: layer(L, activation=L.tanh), eps, lambda L: layer(L, nhead=1),
+              lambda L: layer(L)]
+
+    def f(L, log):
+        for make in layers:
+            for nested in (True, False):
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    enc = L.nn.TransformerEncoder(make(L), 1, enable_nested_tensor=nested)
+                log.append(([str(x.message) for x in w], [x.category.__name__ for x in w],
+                            enc.use_nested_tensor, enc.enable_nested_tensor))
+    same(f, runs=1)
+
+    import subprocess
+    import sys
+    code = ("import warnings, torch\n"
+            "enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer("
+            "8, 2, 16, batch_first=True), 1).eval()\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    for _ in range(2):\n"
+            "        with torch.no_grad():\n"
+            "            enc(torch.ones(2, 3, 8), src_key_padding_mask=torch.tensor("
+            "[[False, False, True], [False] * 3]))\n"
+            "print(len(w)); print(w[0].category.__name__); print(str(w[0].message))\n")
+    want = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+    from eagergrad.nn import transformer as T
+    T._NESTED_WARNED.clear()
+    enc = eg.nn.TransformerEncoder(eg.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
+                                   1).eval()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with eg.no_grad():
+                enc(eg.ones(2, 3, 8), src_key_padding_mask=eg.tensor(
+                    [[False, False, True], [False] * 3]))
+    assert [str(len(w)), w[0].category.__name__] == want[:2]
+    assert want[2].startswith(str(w[0].message) + " (Triggered internally at ")
+
+
+def test_encoder_nested_under_vmap():
+    """A traced padding mask (vmap over a batch of batches): torch's choice per example,
+    made with where (torch's own vmap cannot run its nested path)."""
+    import torch
+    masks = [_KPM["left aligned"], _KPM["not left aligned"], _KPM["a fully padded sequence"]]
+    xs = arrays(1, (3, 3, 5, 8))[0]
+    for mask_check in (True, False):
+        tenc, _ = _encoder(torch)
+        tenc.eval().mask_check = mask_check
+        with torch.no_grad():
+            want = np.stack([tenc(torch.tensor(xs[i]), src_key_padding_mask=torch.tensor(
+                np.array(masks[i], bool))).numpy() for i in range(3)])
+        enc, _ = _encoder(eg)
+        enc.eval().mask_check = mask_check
+        with eg.no_grad():
+            got = eg.func.vmap(lambda x, m: enc(x, src_key_padding_mask=m))(
+                eg.tensor(xs), eg.tensor(np.array(masks, bool))).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+        assert (np.isnan(got) == np.isnan(want)).all()

@@ -21,4 +21,24 @@ mps = _backend("mps")
 cuda = _backend("cuda")
 mkldnn = _backend("mkldnn", enabled=True)
 
+# torch.backends.mha: whether MultiheadAttention and the Transformer encoder take torch's
+# inference fast paths, whose results nn/transformer.py reproduces
+mha = types.ModuleType("eagergrad.backends.mha")
+mha._is_fastpath_enabled = True
+
+
+def _get_fastpath_enabled():
+    """Whether the fast path for TransformerEncoder and MultiheadAttention is enabled."""
+    return mha._is_fastpath_enabled
+
+
+def _set_fastpath_enabled(value):
+    """Sets whether fast path is enabled."""
+    mha._is_fastpath_enabled = value
+
+
+mha.get_fastpath_enabled = _get_fastpath_enabled
+mha.set_fastpath_enabled = _set_fastpath_enabled
+mha.__getattr__ = module_getattr(mha.__name__, "torch.backends.mha")
+
 __getattr__ = module_getattr("eagergrad.backends", "torch.backends")

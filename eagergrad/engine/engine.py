@@ -13,11 +13,11 @@ import threading
 
 from . import fused
 from .anomaly import ANOMALY, report as anomaly_report, run_checked
-from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _validate
+from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _check_single, _hook_name, _validate
 from .hooks import HOOK_GENERATION
 from .saved import HOOKS
 from .grad_mode import get_state, restore_state, set_enabled
-from ..tensor import FWD, Tensor, _make
+from ..tensor import FWD, _make
 
 
 def _needed(root, targets):
@@ -399,25 +399,6 @@ def _tensor_pre_hooks(fn, grads):
     return grads
 
 
-def _hook_name(hook):
-    name = getattr(hook, "__name__", None)
-    return name if isinstance(name, str) else "<unknown>"
-
-
-def _check_single(hook, old, new):
-    """torch's check_single_result: what a hook may put in place of a gradient."""
-    if old is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not isinstance(new, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-    if new.dtype is not old.dtype:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
-                           f"{_type_name(old)} got {_type_name(new)})")
-    if new._shape != old._shape:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
-    return new
-
-
 def _check_tuple(hook, old, new):
     """torch's check_result: a node pre- or post-hook's replacement gradients."""
     if not isinstance(new, tuple):
@@ -429,10 +410,6 @@ def _check_tuple(hook, old, new):
         if n is not None:
             _check_single(hook, o, n)
     return new
-
-
-def _type_name(t):
-    return f"torch.{t.dtype.scalar_name}Tensor"
 
 
 def _call(fn, grads, run=None, captures=None):

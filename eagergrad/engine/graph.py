@@ -135,6 +135,7 @@ class Node:
 _sigs = collections.OrderedDict()
 _SIGS_MAX = 1 << 16
 _sig_ids = itertools.count()
+_sigs_lock = threading.Lock()
 
 
 def intern_sig(key):
@@ -143,9 +144,12 @@ def intern_sig(key):
     eviction only costs cache misses downstream."""
     i = _sigs.get(key)
     if i is None:
-        i = _sigs[key] = next(_sig_ids)
-        if len(_sigs) > _SIGS_MAX:
-            _sigs.popitem(last=False)
+        with _sigs_lock:  # (two threads interning one key get one id)
+            i = _sigs.get(key)
+            if i is None:
+                i = _sigs[key] = next(_sig_ids)
+                if len(_sigs) > _SIGS_MAX:
+                    _sigs.popitem(last=False)
     return i
 
 
@@ -255,12 +259,36 @@ class AccumulateGrad(Node):
 
 
 def _post_accumulate(var):
+    """torch's post-accumulate-grad hooks (_call_hooks): a hook may return its argument
+    (ignored); any other value is checked as a gradient replacement, handed to the next
+    hooks, then refused once all have run."""
+    arg = var
     for hook in list((var._post_acc_hooks or {}).values()):
-        r = hook(var)
-        if r is not None:
-            if not isinstance(r, Tensor):  # torch checks the type first
-                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
-            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        r = hook(arg)
+        if r is not None and r is not arg:
+            arg = _check_single(hook, arg, r)
+    if arg is not var:
+        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _hook_name(hook):
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _check_single(hook, old, new):
+    """torch's check_single_result: what a hook may put in place of a gradient."""
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new.dtype is not old.dtype:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"torch.{old.dtype.scalar_name}Tensor got "
+                           f"torch.{new.dtype.scalar_name}Tensor)")
+    if new._shape != old._shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return new
 
 
 # ---- the engine's Tensor methods: where a tensor's gradient enters the graph, hooks ----

@@ -1,9 +1,18 @@
 """torch.nn: MultiheadAttention and the Transformer layers (TransformerEncoderLayer,
 TransformerDecoderLayer, TransformerEncoder, TransformerDecoder, Transformer), with torch's
 parameter names (so a torch state dict loads), initialisation calls, reprs and forward
-composites. torch's inference fast paths (_native_multi_head_attention, nested tensors,
-_transformer_encoder_layer_fwd) are not taken: the composite gives the same numbers."""
+composites.
+
+torch's inference fast paths (no grad wanted, eval, batch_first, ...) compute the same
+numbers with other kernels, except where they show: its fused attention
+(_native_multi_head_attention, _transformer_encoder_layer_fwd) reads every mask as "masked
+where nonzero" and gives NaN for a query row with every key masked (the composite's safe
+softmax gives zeros), and TransformerEncoder's nested tensor drops the padded tokens, so
+its output is zero there. Both are reproduced under exactly torch's conditions, with the
+composite (the same numbers on every other row).
+"""
 import copy
+import threading
 import warnings
 
 import jax
@@ -11,7 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from ..backends import mha as _mha
 from ..creation import empty, from_jax
+from ..engine.grad_mode import is_grad_enabled
 from . import activation as _activation_modules
 from . import functional as F
 from . import init
@@ -113,11 +124,16 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         is_batched = query.dim() == 3
+        fast = not self._why_not_fast_path(query, key, value, key_padding_mask, attn_mask) \
+            and self.in_proj_bias is not None
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                              _none_or_dtype(attn_mask), "attn_mask",
                                              query.dtype)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                       check_other=False)
+        if fast:
+            n, l = query.shape[:2]
+            is_causal = False  # (torch's fused kernel reads the mask only)
         if self.batch_first and is_batched:
             if key is value:
                 if query is key:
@@ -138,8 +154,53 @@ class MultiheadAttention(Module):
             key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
             average_attn_weights=average_attn_weights, is_causal=is_causal, **kw)
         if self.batch_first and is_batched:
-            return out.transpose(1, 0), weights
+            out = out.transpose(1, 0)
+        if fast and (key_padding_mask is not None or attn_mask is not None):
+            full = _fused_masks(attn_mask, key_padding_mask, n, self.num_heads, l)[2]
+            out = out.masked_fill(full, float("nan"))
         return out, weights
+
+    def _why_not_fast_path(self, query, key, value, key_padding_mask, attn_mask):
+        """Why torch would not run its fused kernel (_native_multi_head_attention) here, in
+        its words and order; "" when it would (given in_proj_bias)."""
+        why = ""
+        if (attn_mask is not None and attn_mask.is_floating_point()) or \
+                (key_padding_mask is not None and key_padding_mask.is_floating_point()):
+            why = "floating-point masks are not supported for fast path."
+        b, w = self.in_proj_bias, self.in_proj_weight
+        if not _mha.get_fastpath_enabled():
+            why = "torch.backends.mha.get_fastpath_enabled() was not True"
+        elif query.dim() != 3:
+            why = f"input not batched; expected query.dim() of 3 but got {query.dim()}"
+        elif query is not key or key is not value:
+            why = ("non-self attention was used (query, key, and value are not the same "
+                   "Tensor)")
+        elif b is not None and query.dtype != b.dtype:
+            why = (f"dtypes of query ({query.dtype}) and self.in_proj_bias ({b.dtype}) don't "
+                   "match")
+        elif w is None:
+            why = "in_proj_weight was None"
+        elif query.dtype != w.dtype:
+            why = (f"dtypes of query ({query.dtype}) and self.in_proj_weight ({w.dtype}) "
+                   "don't match")
+        elif self.training:
+            why = "training is enabled"
+        elif self.num_heads % 2 != 0:
+            why = "self.num_heads is not even"
+        elif not self.batch_first:
+            why = "batch_first was not True"
+        elif self.bias_k is not None:
+            why = "self.bias_k was not None"
+        elif self.bias_v is not None:
+            why = "self.bias_v was not None"
+        elif self.add_zero_attn:
+            why = "add_zero_attn was enabled"
+        elif not self._qkv_same_embed_dim:
+            why = "_qkv_same_embed_dim was not True"
+        if not why and _grad_wanted((query, key, value, w, b, self.out_proj.weight,
+                                     self.out_proj.bias)):
+            why = _GRAD_WANTED
+        return why
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         mask_type = merged = None
@@ -158,6 +219,58 @@ class MultiheadAttention(Module):
                 merged = expanded + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
                     -1, self.num_heads, -1, -1)
         return merged, mask_type
+
+
+_GRAD_WANTED = ("grad is enabled and at least one of query or the input/output projection "
+                "weights or biases requires_grad")
+
+
+def _grad_wanted(tensors):
+    return is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def _fused_masks(attn_mask, key_padding_mask, n, num_heads, l):
+    """What torch's fused attention makes of the canonical (float) masks of a self-attention
+    over (N, L, E): merge_masks' sum, masked where nonzero. Returns that as bool
+    (attn_mask, key_padding_mask) for the composite, and the (N, L, 1) query rows with every
+    key masked, where the fused softmax gives NaN."""
+    k = None if key_padding_mask is None else key_padding_mask._value.reshape(n, 1, 1, l)
+    if attn_mask is None:
+        m = k != 0
+        masks = (None, from_jax(m.reshape(n, l)))
+    else:
+        a = attn_mask._value
+        a = a.reshape(n, -1, l, l) if a.ndim == 3 else a.reshape(1, 1, l, l)
+        m = (a if k is None else a + k) != 0
+        if m.shape[:2] == (1, 1):
+            masks = (from_jax(m.reshape(l, l)), None)
+        else:
+            m = jnp.broadcast_to(m, (n, num_heads, l, l))
+            masks = (from_jax(m.reshape(n * num_heads, l, l)), None)
+    rows = jnp.broadcast_to(jnp.any(jnp.all(m, -1), 1), (n, l))
+    return masks + (from_jax(rows[..., None]),)
+
+
+class _Nested(threading.local):
+    """The tensor TransformerEncoder hands its layers in place of torch's nested tensor
+    (a padded tensor, zero at the padding), with its (N, S) bool padding."""
+
+    def __init__(self):
+        self.src = self.pad = None
+
+
+_NESTED = _Nested()
+_NESTED_WARNED = []
+
+
+def _warn_nested_prototype():
+    if not _NESTED_WARNED:  # (torch warns once per process)
+        _NESTED_WARNED.append(True)
+        warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change "
+                      "in the near future. We recommend specifying layout=torch.jagged when "
+                      "constructing a nested tensor, as this layout receives active "
+                      "development, has better operator coverage, and works with "
+                      "torch.compile.", UserWarning, stacklevel=3)
 
 
 # ---- Transformer ----------------------------------------------------------------------------
@@ -250,6 +363,16 @@ class TransformerEncoderLayer(Module):
                                                  src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype,
                                      check_other=False)
+        pad = _NESTED.pad if _NESTED.src is src else None
+        if not self._why_not_fast_path(src, src_mask, src_key_padding_mask, pad is not None):
+            x = self._fast_path(src, src_mask, src_key_padding_mask, pad)
+            return x if pad is None else x.masked_fill(pad.unsqueeze(-1), 0.0)
+        if pad is not None:  # torch's slow path on a nested tensor: self_attn's fast path
+            why = self.self_attn._why_not_fast_path(src, src, src, None, None)
+            if why:
+                raise AssertionError("MultiheadAttention does not support NestedTensor outside "
+                                     f"of its fast path. The fast path was not hit because {why}")
+            src_key_padding_mask = pad
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask,
@@ -259,7 +382,77 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask,
                                               is_causal=is_causal))
             x = self.norm2(x + self._ff_block(x))
-        return x
+        return x if pad is None else x.masked_fill(pad.unsqueeze(-1), 0.0)
+
+    def _why_not_fast_path(self, src, src_mask, src_key_padding_mask, nested=False):
+        """Why torch would not run _transformer_encoder_layer_fwd here ("" when it would),
+        in its words and order; `nested`: src stands for the encoder's nested tensor."""
+        sa = self.self_attn
+        if not _mha.get_fastpath_enabled():
+            return "torch.backends.mha.get_fastpath_enabled() was not True"
+        if src.dim() != 3:
+            return f"input not batched; expected src.dim() of 3 but got {src.dim()}"
+        if self.training:
+            return "training is enabled"
+        if not sa.batch_first:
+            return "self_attn.batch_first was not True"
+        if sa.in_proj_bias is None:
+            return "self_attn was passed bias=False"
+        if not sa._qkv_same_embed_dim:
+            return "self_attn._qkv_same_embed_dim was not True"
+        if not self.activation_relu_or_gelu:
+            return "activation_relu_or_gelu was not True"
+        if self.norm1.eps != self.norm2.eps:
+            return "norm1.eps is not equal to norm2.eps"
+        if nested and (src_key_padding_mask is not None or src_mask is not None):
+            return ("neither src_key_padding_mask nor src_mask are not supported with "
+                    "NestedTensor input")
+        if sa.num_heads % 2 == 1:
+            return "num_head is odd"
+        if any(len(getattr(m, "_forward_hooks", {})) + len(getattr(m, "_forward_pre_hooks", {}))
+               for m in self.modules()):
+            return "forward pre-/hooks are attached to the module"
+        if _grad_wanted((src, sa.in_proj_weight, sa.in_proj_bias, sa.out_proj.weight,
+                         sa.out_proj.bias, self.norm1.weight, self.norm1.bias,
+                         self.norm2.weight, self.norm2.bias, self.linear1.weight,
+                         self.linear1.bias, self.linear2.weight, self.linear2.bias)):
+            return _GRAD_WANTED
+        return ""
+
+    def _fast_path(self, src, src_mask, src_key_padding_mask, pad):
+        """torch's _transformer_encoder_layer_fwd as the composite: no dropout (whatever
+        the submodules' modes), norm1's eps for both norms, exact gelu for any GELU, the
+        masks as its fused attention reads them; `pad`: the nested tensor's padding."""
+        sa = self.self_attn
+        n, l = src.shape[:2]
+        attn = kpm = full = None
+        if pad is not None:
+            kpm = pad
+        elif src_mask is not None or src_key_padding_mask is not None:
+            attn, kpm, full = _fused_masks(src_mask, src_key_padding_mask, n, sa.num_heads, l)
+        eps = self.norm1.eps
+
+        def attend(x):
+            x = x.transpose(0, 1)
+            out = F.multi_head_attention_forward(
+                x, x, x, sa.embed_dim, sa.num_heads, sa.in_proj_weight, sa.in_proj_bias, None,
+                None, False, 0.0, sa.out_proj.weight, sa.out_proj.bias, training=False,
+                key_padding_mask=kpm, need_weights=False, attn_mask=attn)[0].transpose(0, 1)
+            return out if full is None else out.masked_fill(full, float("nan"))
+
+        def norm(x, ln):
+            return F.layer_norm(x, ln.normalized_shape, ln.weight, ln.bias, eps)
+
+        def feed_forward(x):
+            act = F.gelu if self.activation_relu_or_gelu == 2 else F.relu
+            x = act(F.linear(x, self.linear1.weight, self.linear1.bias))
+            return F.linear(x, self.linear2.weight, self.linear2.bias)
+
+        if self.norm_first:
+            x = src + attend(norm(src, self.norm1))
+            return x + feed_forward(norm(x, self.norm2))
+        x = norm(src + attend(src), self.norm1)
+        return norm(x + feed_forward(x), self.norm2)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -345,9 +538,9 @@ class TransformerDecoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """`num_layers` deep copies of `encoder_layer`, then `norm` if given.
-    enable_nested_tensor is accepted (with torch's warning when its fast path could not
-    apply); eagergrad has no nested tensors, so it never changes the computation.
+    """`num_layers` deep copies of `encoder_layer`, then `norm` if given. Where torch runs
+    the layers on a nested tensor (enable_nested_tensor, eval, no grad wanted, a
+    src_key_padding_mask, ...), the output is zero at the padding before `norm`, as torch's.
 
     >>> import eagergrad as torch
     >>> layer = torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)
@@ -396,15 +589,60 @@ class TransformerEncoder(Module):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                  _none_or_dtype(mask), "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
-        output = src
+        pad, aligned = self._nested_padding(src, mask, src_key_padding_mask)
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
-        for mod in self.layers:
-            output = mod(output, src_mask=mask, is_causal=is_causal,
-                         src_key_padding_mask=src_key_padding_mask)
+        output = src
+        if pad is None or aligned is not None:
+            for mod in self.layers:
+                output = mod(output, src_mask=mask, is_causal=is_causal,
+                             src_key_padding_mask=src_key_padding_mask)
+            if aligned is not None:  # a traced mask: torch's choice made with where
+                output = output.masked_fill((pad & aligned).unsqueeze(-1), 0.0)
+        else:
+            _warn_nested_prototype()
+            output = output.masked_fill(pad.unsqueeze(-1), 0.0)
+            for mod in self.layers:
+                saved = _NESTED.src, _NESTED.pad
+                _NESTED.src, _NESTED.pad = output, pad
+                try:
+                    output = mod(output, src_mask=mask, is_causal=is_causal,
+                                 src_key_padding_mask=None)
+                finally:
+                    _NESTED.src, _NESTED.pad = saved
+            v = pad._value
+            if not isinstance(v, jax.core.Tracer) and bool(v.all()):
+                raise RuntimeError("to_padded_tensor: at least one constituent tensor should "
+                                   "have non-zero numel")
+            output = output.masked_fill(pad.unsqueeze(-1), 0.0)  # to_padded_tensor(0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _nested_padding(self, src, mask, src_key_padding_mask):
+        """The (N, S) bool padding of the nested tensor torch would make of `src` here (its
+        conditions, in its order), or None. torch keeps the first `count` tokens of each
+        sequence, count being its number of unmasked keys; with mask_check it only converts
+        a left-aligned mask, and for a traced mask that answer comes second, traced."""
+        first = self.layers[0]
+        kpm = src_key_padding_mask
+        if not _mha.get_fastpath_enabled() or not getattr(self, "use_nested_tensor", False) \
+                or first.training or src.dim() != 3 or kpm is None or mask is not None:
+            return None, None
+        sa = first.self_attn
+        if _grad_wanted((src, sa.in_proj_weight, sa.in_proj_bias, sa.out_proj.weight,
+                         sa.out_proj.bias, first.norm1.weight, first.norm1.bias,
+                         first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                         first.linear1.bias, first.linear2.weight, first.linear2.bias)):
+            return None, None
+        valid = kpm._value == 0  # src_key_padding_mask.logical_not()
+        pad = jnp.arange(valid.shape[-1]) >= valid.sum(-1, keepdims=True)
+        if not getattr(self, "mask_check", True):
+            return from_jax(pad), None
+        aligned = jnp.all(valid != pad)
+        if isinstance(aligned, jax.core.Tracer):
+            return from_jax(pad), from_jax(aligned)
+        return (from_jax(pad), None) if bool(aligned) else (None, None)
 
 
 class TransformerDecoder(Module):

@@ -24,11 +24,61 @@ def _back(a, like):
     return jax.lax.complex(a[..., 0], a[..., 1]) if jnp.iscomplexobj(like) else a
 
 
-def _complex_aware(kernel):
+def _broadcast(a, b):
+    """torch's infer_size of shapes a and b, with its error."""
+    n = max(len(a), len(b))
+    a1, b1 = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for i in reversed(range(n)):
+        if a1[i] != b1[i] and a1[i] != 1 and b1[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({a1[i]}) must match the size of tensor "
+                               f"b ({b1[i]}) at non-singleton dimension {i}")
+    return tuple(y if x == 1 else x for x, y in zip(a1, b1))
+
+
+def _output_error(out, shape):
+    return RuntimeError(f"output with shape {list(out)} doesn't match the broadcast shape "
+                        f"{list(shape)}")
+
+
+def _check_states(arrays, checks):
+    """torch's error for a state tensor (say a loaded one) that does not fit its parameter,
+    checked at trace time (every new shape traces). `checks` lists (argument index, kind)
+    in the order torch's single-tensor loop meets them: "a" a state updated in place with a
+    gradient-shaped operand (state.lerp_(grad)), "b" one read as grad.mul(state) and
+    written last, "c" one that may be larger than the parameter (ax.copy_(param)), "i" a
+    scalar state torch reads with .item(). A state larger than the parameter fails at the
+    parameter's own update, after the others."""
+    p = arrays[0]
+    real = (2,) if jnp.iscomplexobj(p) else ()  # (torch updates complex through real views)
+    ps = tuple(p.shape) + real
+    late = None
+    for i, kind in checks:
+        a = arrays[i]
+        if a is None:
+            continue
+        if kind == "i":
+            if a.size != 1:
+                raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to "
+                                   "Scalar")
+            continue
+        s = tuple(a.shape) + real
+        if s == ps:
+            continue
+        b = _broadcast(ps, s) if kind == "b" else _broadcast(s, ps)
+        if b != s and kind != "b":
+            raise _output_error(s, b)
+        if late is None and (b != s or kind != "c"):
+            late = _output_error(s, b) if b != s else _output_error(ps, b)
+    if late is not None:
+        raise late
+
+
+def _complex_aware(kernel, checks):
     """Run `kernel` on real views of complex array arguments (the first `n_arrays`), and
     give back arrays of the original dtypes."""
     @functools.wraps(kernel)
     def run(*arrays, h, **flags):
+        _check_states(arrays, checks)
         out = kernel(*[_real(a) for a in arrays], h=h, **flags)
         return tuple(None if o is None else _back(o, arrays[0]) if o.ndim else o
                      for o in out)
@@ -40,11 +90,11 @@ def _lerp(a, b, w, small):
     return a + w * (b - a) if small else b - (b - a) * (1 - w)
 
 
-def _jit(**statics):
-    return lambda f: jax.jit(_complex_aware(f), static_argnames=tuple(statics))
+def _jit(checks=(), **statics):
+    return lambda f: jax.jit(_complex_aware(f, checks), static_argnames=tuple(statics))
 
 
-@_jit(maximize=0, weight_decay=0, momentum=0, nesterov=0, first=0)
+@_jit(((2, "a"),), maximize=0, weight_decay=0, momentum=0, nesterov=0, first=0)
 def sgd(p, g, buf, *, h, maximize, weight_decay, momentum, nesterov, first):
     """h = [-lr, weight_decay, momentum, 1 - dampening]."""
     s = lambda i: h[i].astype(p.dtype)
@@ -57,7 +107,8 @@ def sgd(p, g, buf, *, h, maximize, weight_decay, momentum, nesterov, first):
     return p + s(0) * g, buf
 
 
-@_jit(maximize=0, weight_decay=0, decoupled=0, amsgrad=0, small=0)
+@_jit(((2, "a"), (3, "a"), (5, "i"), (4, "a")), maximize=0, weight_decay=0,
+      decoupled=0, amsgrad=0, small=0)
 def adam(p, g, m, v, vmax, step, *, h, maximize, weight_decay, decoupled, amsgrad, small):
     """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1, 1 - beta2, 1 - lr * wd];
     decoupled (AdamW): p *= 1 - lr * wd first, else wd * p is added to the gradient."""
@@ -79,7 +130,8 @@ def adam(p, g, m, v, vmax, step, *, h, maximize, weight_decay, decoupled, amsgra
     return p + s(-step_size) * m / denom, m, v, vmax, step
 
 
-@_jit(maximize=0, weight_decay=0, centered=0, momentum=0, small=0)
+@_jit(((2, "a"), (3, "a"), (4, "a")), maximize=0, weight_decay=0, centered=0,
+      momentum=0, small=0)
 def rmsprop(p, g, sq, gavg, buf, step, *, h, maximize, weight_decay, centered, momentum,
             small):
     """h = [lr, alpha, eps, weight_decay, momentum, 1 - alpha]."""
@@ -103,7 +155,7 @@ def rmsprop(p, g, sq, gavg, buf, step, *, h, maximize, weight_decay, centered, m
     return p, sq, gavg, buf, step
 
 
-@_jit(maximize=0, weight_decay=0)
+@_jit(((3, "i"), (2, "a")), maximize=0, weight_decay=0)
 def adagrad(p, g, acc, step, *, h, maximize, weight_decay):
     """h = [lr, lr_decay, eps, weight_decay]."""
     s = lambda x: x.astype(p.dtype)
@@ -117,7 +169,7 @@ def adagrad(p, g, acc, step, *, h, maximize, weight_decay):
     return p + s(-clr) * g / std, acc, step
 
 
-@_jit(maximize=0, weight_decay=0)
+@_jit(((2, "a"), (3, "a")), maximize=0, weight_decay=0)
 def adadelta(p, g, sq, acc, step, *, h, maximize, weight_decay):
     """h = [lr, rho, eps, weight_decay, 1 - rho]."""
     s = lambda x: x.astype(p.dtype)
@@ -132,7 +184,7 @@ def adadelta(p, g, sq, acc, step, *, h, maximize, weight_decay):
     return p + s(-h[0]) * delta, sq, acc, step
 
 
-@_jit(maximize=0, weight_decay=0, small=0)
+@_jit(((2, "a"), (3, "a"), (4, "i")), maximize=0, weight_decay=0, small=0)
 def adamax(p, g, m, u, step, *, h, maximize, weight_decay, small):
     """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1]."""
     s = lambda x: x.astype(p.dtype)
@@ -146,7 +198,8 @@ def adamax(p, g, m, u, step, *, h, maximize, weight_decay, small):
     return p + s(-clr) * m / u, m, u, step
 
 
-@_jit(maximize=0, weight_decay=0, decoupled=0, small=0)
+@_jit(((5, "i"), (2, "a"), (3, "a"), (4, "i")), maximize=0, weight_decay=0, decoupled=0,
+      small=0)
 def nadam(p, g, m, v, mu_product, step, *, h, maximize, weight_decay, decoupled, small):
     """h = [lr, beta1, beta2, eps, weight_decay, momentum_decay, 1 - beta1, 1 - beta2,
     1 - lr * wd]."""
@@ -171,7 +224,7 @@ def nadam(p, g, m, v, mu_product, step, *, h, maximize, weight_decay, decoupled,
     return p, m, v, mu_product, step
 
 
-@_jit(maximize=0, weight_decay=0, decoupled=0, small=0)
+@_jit(((4, "i"), (2, "a"), (3, "a")), maximize=0, weight_decay=0, decoupled=0, small=0)
 def radam(p, g, m, v, step, *, h, maximize, weight_decay, decoupled, small):
     """h = [lr, beta1, beta2, eps, weight_decay, 1 - beta1, 1 - beta2, 1 - lr * wd]."""
     s = lambda x: x.astype(p.dtype)
@@ -197,7 +250,7 @@ def radam(p, g, m, v, step, *, h, maximize, weight_decay, decoupled, small):
     return (jnp.where(rho_t > 5.0, p - scaled * adaptive * s(rect), p - scaled), m, v, step)
 
 
-@_jit(maximize=0)
+@_jit(((2, "b"), (3, "a")), maximize=0)
 def rprop(p, g, prev, step_size, step, *, h, maximize):
     """h = [etaminus, etaplus, step_size_min, step_size_max]."""
     s = lambda x: x.astype(p.dtype)
@@ -212,7 +265,7 @@ def rprop(p, g, prev, step_size, step, *, h, maximize):
     return p - jnp.sign(g) * step_size, g, step_size, step
 
 
-@_jit(maximize=0, weight_decay=0)
+@_jit(((3, "i"), (4, "i"), (2, "c"), (5, "i")), maximize=0, weight_decay=0)
 def asgd(p, g, ax, eta, mu, step, *, h, maximize, weight_decay):
     """h = [lr, lambd, alpha, t0, weight_decay]."""
     s = lambda x: x.astype(p.dtype)
