@@ -1,15 +1,25 @@
 """Bounded caches (DESIGN.md §7: every cache is bounded and holds no tensor data) and
 the keys that tell -0.0 from 0.0 and find NaN."""
+import collections
 import math
+import os
+import threading
+import weakref
+
+from jax._src import util as jax_util
+
+_put_lock = threading.Lock()
 
 
 def put_bounded(cache, key, value, maxsize):
     """`cache[key] = value` in a plain dict, dropping the oldest entries past `maxsize`.
     Lookups stay plain dict reads (these caches sit on the per-op hot path); eviction is
-    by insertion order, which for caches of compiled kernels is close enough to LRU."""
-    cache[key] = value
-    while len(cache) > maxsize:
-        del cache[next(iter(cache))]
+    by insertion order. Thread-safe: puts take a lock (a lookup in another thread meanwhile
+    sees the entry or not)."""
+    with _put_lock:
+        cache[key] = value
+        while len(cache) > maxsize:
+            cache.pop(next(iter(cache)), None)
     return value
 
 
@@ -39,3 +49,124 @@ def keyed(v):
     if type(v) is float and (v != v or (v == 0.0 and math.copysign(1.0, v) < 0.0)):
         return KeyedFloat(v)
     return v
+
+
+# ---- compiled executables: one global bound (NOTE [executable cache]) -----------------
+class Executables:
+    """NOTE [executable cache]: every XLA executable eagergrad keeps counts against one
+    global bound, least recently used first out. An XLA:CPU executable holds about 1.5 MB
+    however small its kernel, so a program that sees a new batch size every step (the
+    last partial batch, variable-length sequences, evaluation) would otherwise grow
+    without limit.
+
+    Two kinds of holders. *Keyed* caches are plain dicts whose entries are
+    `[value, stamp]` with one executable each (their keys carry the input shapes): a hit
+    writes `entry[1] = EXECUTABLES.now` (the readers inline it), a miss calls `put`.
+    *Tracked* jitted functions are shape-agnostic ones (a view chain's replay, the write
+    kernels, optimizers) whose per-shape executables live inside jax; `track` registers
+    them, and a sweep clears the cache of any that hold more than a few shapes.
+
+    The bound adapts: a put whose key was evicted recently (a ghost) means the working
+    set is larger than the bound, so the bound grows by one, up to `max_size`; shapes
+    seen once never come back as ghosts, so they never raise it. Sweeps evict an eighth
+    at a time, and every `JAX_CLEAR_EVERY` evictions clear jax's own tracing and
+    lowering caches (bounded by jax at thousands of entries each, tens of KB apiece)."""
+
+    PER_TRACKED = 16       # shapes a tracked function keeps before a sweep clears it
+    JAX_CLEAR_EVERY = 256  # evictions between clears of jax's staging caches
+
+    def __init__(self, size=96, max_size=2048):
+        self.lock = threading.RLock()
+        self.size, self.max_size = size, max_size
+        self.now = 0
+        self.count = 0        # keyed entries put since the last sweep's recount
+        self.owners = []      # the keyed caches (dicts)
+        self.tracked = weakref.WeakSet()
+        self.ghosts = collections.OrderedDict()
+        self.stats = collections.Counter()  # put, evicted, grown, cleared, jax_cleared
+        self._since_jax_clear = 0
+
+    def owner(self, cache):
+        """Register a keyed cache (a dict of `[value, stamp]` entries); returns it."""
+        with self.lock:
+            self.owners.append(cache)
+        return cache
+
+    def put(self, cache, key, value):
+        """`cache[key] = [value, stamp]`, then evict past the bound; returns value."""
+        with self.lock:
+            self.now += 1
+            ghost = (id(cache), key)
+            if self.ghosts.pop(ghost, False) and self.size < self.max_size:
+                self.size += 1
+                self.stats["grown"] += 1
+            cache[key] = [value, self.now]
+            self.stats["put"] += 1
+            self.count += 1
+            if self.count > self.size:
+                self._sweep()
+        return value
+
+    def get(self, cache, key, make):
+        """The value of `cache[key]` (its stamp refreshed), or `make()` put there."""
+        e = cache.get(key)
+        if e is None:
+            return self.put(cache, key, make())
+        e[1] = self.now
+        return e[0]
+
+    def track(self, jitted):
+        """Count a shape-agnostic jitted function's executables; returns it."""
+        with self.lock:
+            self.tracked.add(jitted)
+            self.stats["tracked"] += 1
+            if self.stats["tracked"] % 64 == 0:
+                self._sweep()
+        return jitted
+
+    def _sweep(self):
+        entries = []
+        for cache in self.owners:
+            for k, e in list(cache.items()):
+                if e.__class__ is list:
+                    entries.append((e[1], id(cache), k, cache))
+        for f in list(self.tracked):
+            if f._cache_size() > self.PER_TRACKED:
+                f.clear_cache()
+                self.stats["cleared"] += 1
+        self.count = len(entries)
+        if self.count <= self.size:
+            return
+        entries.sort(key=lambda e: e[0])
+        n = self.count - (self.size - self.size // 8)
+        for _, cid, k, cache in entries[:n]:
+            cache.pop(k, None)
+            self.ghosts[(cid, k)] = True
+        while len(self.ghosts) > self.size:
+            self.ghosts.popitem(last=False)
+        self.count -= n
+        self.stats["evicted"] += n
+        self._since_jax_clear += n
+        if self._since_jax_clear >= self.JAX_CLEAR_EVERY:
+            self._since_jax_clear = 0
+            self.stats["jax_cleared"] += 1
+            jax_util.clear_all_caches()
+
+    def clear(self):
+        """Drop every keyed entry and tracked function's executables (tests)."""
+        with self.lock:
+            for cache in self.owners:
+                for k, e in list(cache.items()):
+                    if e.__class__ is list:
+                        cache.pop(k, None)
+            for f in list(self.tracked):
+                f.clear_cache()
+            self.count = 0
+            self.ghosts.clear()
+
+
+def _initial_size():
+    return int(os.environ.get("EAGERGRAD_EXECUTABLES", "96"))
+
+
+EXECUTABLES = Executables(_initial_size())

@@ -17,10 +17,13 @@ import collections
 import ctypes
 import os
 import platform
+import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ._cache import EXECUTABLES
 
 
 def _large_buffers_back_to_os(threshold=4 << 20, keep=32 << 20):
@@ -104,6 +107,7 @@ def view_strides(old_shape, old_stride, new_shape):
 
 _SPECIAL = {}   # view fn -> write(parent, v): views that are not element selections
 _writers = collections.OrderedDict()  # (chain, add) -> jitted write, LRU
+_writers_lock = threading.Lock()
 _WRITERS_MAX = 1024
 
 
@@ -174,11 +178,15 @@ def write_into(base, chain, v, add=False):
                 else:
                     v = _SPECIAL[lv[0]](parent, v)
             return v
-        w = _writers[(chain, add)] = jax.jit(write)
-        if len(_writers) > _WRITERS_MAX:
-            _writers.popitem(last=False)
+        w = EXECUTABLES.track(jax.jit(write))
+        with _writers_lock:
+            _writers[(chain, add)] = w
+            if len(_writers) > _WRITERS_MAX:
+                _writers.popitem(last=False)
     else:
-        _writers.move_to_end((chain, add))
+        with _writers_lock:  # (another thread may have just evicted it)
+            if (chain, add) in _writers:
+                _writers.move_to_end((chain, add))
     return w(base, v)
 
 

@@ -1,4 +1,5 @@
 """Tensor creation: tensor, zeros, ones, full, arange, linspace, eye, *_like, random."""
+import functools
 import math
 import threading
 
@@ -7,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
-from ._cache import keyed
+from ._cache import EXECUTABLES, keyed
 from .device import _jax_devices, default as _default_device, device as _device
 from .tensor import _NO_CUDA_LIBRARY, CAPTURING, FUNC, Tensor, _make
 
@@ -398,6 +399,23 @@ def _draw_key(generator):
     return sub
 
 
+_SAMPLERS = EXECUTABLES.owner({})
+
+
+def sample(fn, key, static, **dynamic):
+    """`fn(key, **static, **dynamic)` for a jax.random sampler, as an executable of
+    eagergrad's own per static arguments (shape, dtype, ...): jax's own jitted samplers
+    keep one per shape they ever saw (NOTE [executable cache]). `dynamic` arguments are
+    traced, one executable for all their values.
+
+    >>> sample(jax.random.normal, jax.random.PRNGKey(0), {"shape": (2,)}).shape
+    (2,)
+    """
+    k = (fn, *[(n, keyed(v)) for n, v in static.items()])
+    f = EXECUTABLES.get(_SAMPLERS, k, lambda: jax.jit(functools.partial(fn, **static)))
+    return f(key, **dynamic)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
     return _finish(_uniform(_next_key(generator), _size(size), dt, 0.0, 1.0), dt, device,
@@ -408,15 +426,17 @@ def _uniform(key, shape, dt, low, high):
     """Uniform in [low, high); for a complex dtype the real and imaginary parts each are
     (torch's rand and uniform_ on complex tensors)."""
     if not dt.is_complex:
-        return jax.random.uniform(key, shape, dt.np, low, high)
-    parts = jax.random.uniform(key, shape + (2,), dt.to_real().np, low, high)
+        return sample(jax.random.uniform, key, {"shape": shape, "dtype": dt.np},
+                      minval=low, maxval=high)
+    parts = sample(jax.random.uniform, key, {"shape": shape + (2,), "dtype": dt.to_real().np},
+                   minval=low, maxval=high)
     return jax.lax.complex(parts[..., 0], parts[..., 1])
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
-    return _finish(jax.random.normal(_next_key(generator), _size(size), dt.np), dt, device,
-                   requires_grad)
+    return _finish(sample(jax.random.normal, _next_key(generator),
+                          {"shape": _size(size), "dtype": dt.np}), dt, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -426,7 +446,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     elif high is None:  # randint(high, size=size)
         low, high = 0, low
     dt = _dt(dtype, D.int64)
-    return _finish(jax.random.randint(_next_key(generator), tuple(size), low, high, jnp.int64)
+    return _finish(sample(jax.random.randint, _next_key(generator),
+                          {"shape": tuple(size), "dtype": jnp.int64}, minval=low, maxval=high)
                    .astype(dt.np), dt, device, requires_grad)
 
 

@@ -110,14 +110,18 @@ def test_long_training_loop_with_changing_shapes_keeps_rss_flat():
                 p.grad = None
         return loss
 
+    from eagergrad._cache import EXECUTABLES
     for i in range(2000):  # warm-up: every shape compiled
         step(i)
     gc.collect()
     before = rss_mb()
+    puts = EXECUTABLES.stats["put"]
     for i in range(10000):
         loss = step(i)
     gc.collect()
     grew = rss_mb() - before
+    # the working set (8 shapes) grew the bound past itself: no compile after warm-up
+    assert EXECUTABLES.stats["put"] == puts, (dict(EXECUTABLES.stats), EXECUTABLES.size)
     assert np.isfinite(loss.item())
     assert fused.COUNTS["segments_fused"] > 9000, fused.COUNTS
     assert grew < 30, grew
@@ -133,3 +137,37 @@ def test_long_training_loop_with_changing_shapes_keeps_rss_flat():
     assert len(index._masks) <= index._MASKS_MAX and len(index._jits) <= 1024
     assert len(index._bounds) <= 256
     """)
+
+
+def test_new_shapes_every_step_level_off():
+    """A new batch size every step (nn.Linear + CrossEntropyLoss, forward and backward):
+    executables past the global bound are evicted (counted), RSS levels off, the bound
+    does not grow (shapes seen once never come back), and every step's loss is right."""
+    out = _run("""
+    import numpy as np
+    from eagergrad._cache import EXECUTABLES
+    torch.manual_seed(0)
+    lin, loss_fn = torch.nn.Linear(16, 5), torch.nn.CrossEntropyLoss()
+    w, b = lin.weight.detach().numpy().astype(np.float64), lin.bias.detach().numpy()
+    rs = np.random.RandomState(0)
+    marks = {}
+    for n in range(1, 61):
+        x, y = rs.randn(n, 16).astype(np.float32), rs.randint(0, 5, n)
+        loss = loss_fn(lin(torch.tensor(x)), torch.tensor(y))
+        loss.backward()
+        z = x @ w.T + b
+        z = z - z.max(1, keepdims=True)
+        want = np.mean(np.log(np.exp(z).sum(1)) - z[np.arange(n), y])
+        assert abs(loss.item() - want) < 1e-4, (n, loss.item(), want)
+        if n in (20, 40, 60):
+            gc.collect()
+            marks[n] = rss_mb()
+    n_entries = sum(sum(type(e) is list for e in c.values()) for c in EXECUTABLES.owners)
+    print(marks[40] - marks[20], marks[60] - marks[40], EXECUTABLES.stats["evicted"],
+          EXECUTABLES.stats["grown"], n_entries, EXECUTABLES.size)
+    """)
+    first, second, evicted, grown, entries, size = (float(v) for v in out.split())
+    assert evicted > 200 and grown == 0 and entries <= size
+    # unbounded, each new shape added ~16 MB (about 20 executables of ~0.8-1.5 MB each,
+    # and jax's caches): 320 MB per 20 shapes
+    assert first < 40 and second < 40, (first, second)

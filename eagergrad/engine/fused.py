@@ -38,6 +38,7 @@ import threading
 
 import jax
 
+from .._cache import EXECUTABLES
 from .graph import AccumulateGrad
 from .grad_mode import set_enabled
 
@@ -69,7 +70,7 @@ def node_by_node():
 
 
 _SEEN, _PENDING, _FAILED = 0, 1, 2  # cache states besides a compiled function
-_cache = collections.OrderedDict()
+_cache = collections.OrderedDict()  # compiled entries: [(fn, traced), stamp], _cache.py
 _lock = threading.Lock()
 
 
@@ -184,7 +185,8 @@ def run(seg, order, buffers, captured, retain_graph, make):
         saved = _gather(seg, nodes)
         if saved is None:
             return False  # an unpack hook: it runs when its node runs
-        fn, traced = entry
+        entry[1] = EXECUTABLES.now
+        fn, traced = entry[0]
         outs = fn(ins, saved)[::-1]  # see the end of _trace
     except Exception:
         # a version error, a freed buffer, ...: node by node raises what torch raises,
@@ -299,7 +301,10 @@ def _aval(a):
 
 def _store(key, value):
     with _lock:
-        _cache[key] = value
+        if value.__class__ is int:
+            _cache[key] = value
+        else:  # a compiled segment counts against the global bound
+            EXECUTABLES.put(_cache, key, value)
         _cache.move_to_end(key)
         while len(_cache) > _MAX:
             _cache.popitem(last=False)

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
-from .._cache import put_bounded
+from .._cache import EXECUTABLES, put_bounded
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
@@ -117,7 +117,8 @@ class _OpNode(Node):
         entry = self._jit_cache.get(key)
         if entry is None:
             return self._apply_first(key, grads)
-        fn, links = entry
+        entry[1] = EXECUTABLES.now
+        fn, links = entry[0]
         arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
         if links is None:
             return [None if a is None else _make(a) for a in arrays]
@@ -131,7 +132,7 @@ class _OpNode(Node):
         arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
         # a new jitted function always traces on its first call; without that, no links
         links = traced[-1] if traced else None
-        put_bounded(self._jit_cache, key, (fn, links), 256)
+        EXECUTABLES.put(self._jit_cache, key, (fn, links))
         if links is None:
             return [None if a is None else _make(a) for a in arrays]
         return _linked(arrays, links, grads)
@@ -235,11 +236,12 @@ class OpDef:
         # saved_meta: (names, fn(tensors, needs_grad) -> dict), plain values torch's node
         # keeps beside its tensors (sizes, strides), exposed as _saved_<name>
         self.meta_names, self.saved_meta = saved_meta or (frozenset(), None)
-        self._fwd = {}
+        self._fwd = {}   # attrs -> shape-agnostic jitted kernel (fwd)
+        self._jit = {}   # static attrs -> the jitted kernel behind _fwd's entries
+        self._exe = EXECUTABLES.owner({})  # (attrs, shapes, dtypes) -> [kernel, stamp]
         # dynamic: attributes passed to the kernel as traced scalars, so that one compiled
         # kernel serves every value (select's index: a Dataset reads x[i] for every i)
         self.dynamic = frozenset(attrs.index(k) for k in dynamic)
-        self._jit = {}
         self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
         self.simple = len(outputs) == 1 and view is None and not self.variadic
@@ -263,7 +265,8 @@ class OpDef:
         # which saved tensors each edge's formula needs
         self.saves_for = tuple(frozenset(x for x in p if x in tensors) for p in ps)
         self.saved_names = frozenset().union(*self.saves_for) if fs else frozenset()
-        self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self, "_jit_cache": {},
+        self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self,
+                                            "_jit_cache": EXECUTABLES.owner({}),
                                             **self._saved_properties()})
 
     def _saved_properties(self):
@@ -359,23 +362,31 @@ class OpDef:
             tuple((k, None) for k, _ in outs)
         return SavePlan(ins, outs, layout)
 
-    def fwd(self, attrs, donate=False):
-        """The jitted kernel for `attrs`; donate: reusing its first argument's buffer."""
-        key = ("donate", attrs) if donate else attrs
-        f = self._fwd.get(key)
-        if f is not None:
-            return f
-        if not self.dynamic:  # (attrs may hold shapes: bounded)
-            return put_bounded(self._fwd, key, self._compile(attrs, donate), 256)
-        static = tuple(None if i in self.dynamic else a for i, a in enumerate(attrs))
-        jkey = ("donate", static) if donate else static
-        j = self._jit.get(jkey)
-        if j is None:
-            j = put_bounded(self._jit, jkey, self._compile(static, donate), 256)
-        return put_bounded(self._fwd, key, functools.partial(j, **{
-            self.attr_names[i]: attrs[i] for i in self.dynamic}), 256)
+    def fwd(self, attrs):
+        """The shape-agnostic jitted kernel for `attrs`: a view chain's replay function
+        (its identity is part of the chain) and the forward-mode kernels' base."""
+        f = self._fwd.get(attrs)
+        if f is None:
+            static = self.static_attrs(attrs) if self.dynamic else attrs
+            f = self._jit.get(static)
+            if f is None:
+                f = put_bounded(self._jit, static, EXECUTABLES.track(self._jitted(static)), 256)
+            if self.dynamic:
+                f = functools.partial(f, **{self.attr_names[i]: attrs[i] for i in self.dynamic})
+            put_bounded(self._fwd, attrs, f, 256)
+        return f
 
-    def _compile(self, attrs, donate):
+    def static_attrs(self, attrs):
+        """attrs with the dynamic ones (traced scalars) as None: the kernel's key."""
+        return tuple(None if i in self.dynamic else a for i, a in enumerate(attrs))
+
+    def executable(self, key, static):
+        """call_op's miss: a jitted kernel of its own for `key` (static attrs, input
+        shapes and dtypes, maybe "donate"), so that evicting the entry frees its
+        executable. A dynamic op's kernel takes its dynamic attributes as keywords."""
+        return EXECUTABLES.put(self._exe, key, self._jitted(static, key[0] == "donate"))
+
+    def _jitted(self, attrs, donate=False):
         return jax.jit(functools.partial(self.kernel, **{
             k: a for i, (k, a) in enumerate(zip(self.attr_names, attrs))
             if i not in self.dynamic}), donate_argnums=0 if donate else ())
@@ -426,19 +437,33 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
 def call_op(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
-    f = op._fwd.get(attrs)
-    if f is None:
-        f = op.fwd(attrs)
+    # one executable per (attrs, input shapes and dtypes): NOTE [executable cache]
+    static = attrs if not op.dynamic else op.static_attrs(attrs)
+    n = len(tensors)
+    if n == 2:
+        a, b = tensors
+        key = (static, a._shape, a.dtype, b._shape, b.dtype)
+    elif n == 1:
+        a = tensors[0]
+        key = (static, a._shape, a.dtype)
+    else:
+        key = (static, *[(t._shape, t.dtype) for t in tensors])
     if DONATING.n and tensors and tensors[0]._storage is DONATING.tl.storage and op.simple:
         DONATING.tl.storage = None  # the in-place op's own kernel, once
-        f = op.fwd(attrs, donate=True)
+        key = ("donate", key)
+    e = op._exe.get(key)
+    if e is None:
+        f = op.executable(key, static)
+    else:
+        e[1] = EXECUTABLES.now
+        f = e[0]
+    if op.dynamic:  # (traced scalars: one executable serves every value)
+        f = functools.partial(f, **{op.attr_names[i]: attrs[i] for i in op.dynamic})
     # a base tensor's array is its storage's (the _value property, inlined: every op)
-    if len(tensors) == 2:
-        a, b = tensors
+    if n == 2:
         out = f(a._storage.array if a._vchain is None else a._value,
                 b._storage.array if b._vchain is None else b._value)
-    elif len(tensors) == 1:
-        a = tensors[0]
+    elif n == 1:
         out = f(a._storage.array if a._vchain is None else a._value)
     else:
         out = f(*[t._value for t in tensors])
@@ -477,7 +502,7 @@ def _jvp_kernel(op, attrs, which):
                 args[i] = a
             return f(*args)
         return jax.jvp(g, tuple(primals[i] for i in which), tuple(tangents))[1]
-    return jax.jit(run)
+    return EXECUTABLES.track(jax.jit(run))
 
 
 def _forward_tangents(op, tensors, attrs, outs):

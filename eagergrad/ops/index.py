@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from .._cache import EXECUTABLES
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
 from ..tensor import FWD, _wrap_dim, _make
@@ -644,17 +645,12 @@ def _select_k(self, pos, shape):
     return jnp.broadcast_to(self, shape).reshape(-1).at[pos].get(mode="fill", fill_value=0)
 
 
-_jits = {}
+_jits = EXECUTABLES.owner({})
 
 
 def _jit(kernel, **static):
-    key = (kernel, tuple(static.items()))
-    f = _jits.get(key)
-    if f is None:
-        if len(_jits) >= 1024:
-            _jits.clear()
-        f = _jits[key] = jax.jit(functools.partial(kernel, **static))
-    return f
+    return EXECUTABLES.get(_jits, (kernel, tuple(static.items())),
+                           lambda: jax.jit(functools.partial(kernel, **static)))
 
 
 def _python_apply(node, grads):

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from .._cache import EXECUTABLES
 from ..creation import _next_key, from_jax
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import typename
@@ -251,7 +252,7 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     if f is None:
         if len(_RENORM) > 64:
             _RENORM.clear()
-        f = _RENORM[key] = jax.jit(lambda w, i: _renorm_k(w, i, *key))
+        f = _RENORM[key] = EXECUTABLES.track(jax.jit(lambda w, i: _renorm_k(w, i, *key)))
     new = from_jax(f(input._value, indices._value))
     with no_grad():
         input.copy_(new)
