@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
-from .._cache import keyed
+from .._cache import keyed, put_bounded
 from ..creation import tensor
 from ..tensor import Tensor, _make
 
@@ -20,11 +20,9 @@ def wrapped(v, dt=None):
     key = (type(v), keyed(v), dt)
     arr = _scalar_cache.get(key)
     if arr is None:
-        if len(_scalar_cache) > 4096:
-            _scalar_cache.clear()
         arr = jnp.asarray(v, dt.np)
         if not isinstance(arr, jax.core.Tracer):  # never keep a tracer past its trace
-            _scalar_cache[key] = arr
+            put_bounded(_scalar_cache, key, arr, 4096)
     t = _make(arr)
     t._wrapped = True
     return t
@@ -53,13 +51,15 @@ def promote(*ts):
                 return a.dtype
             if b._wrapped and b.dtype._kind <= a.dtype._kind:
                 return a.dtype
-    key = tuple((t.dtype, 2 if t._wrapped else (1 if not t._shape else 0)) for t in ts)
+    # (the default dtype decides what a wrapped float or complex promotes to)
+    key = (D._default[0], *[(t.dtype, 2 if t._wrapped else (1 if not t._shape else 0))
+                            for t in ts])
     r = _prom_cache.get(key)
     if r is None:
         groups = ([], [], [])
-        for d, g in key:
+        for d, g in key[1:]:
             groups[g].append(d)
-        r = _prom_cache[key] = D.result_type(*groups)
+        r = put_bounded(_prom_cache, key, D.result_type(*groups), 4096)
     return r
 
 
