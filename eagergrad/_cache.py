@@ -6,7 +6,10 @@ import os
 import threading
 import weakref
 
+from jax import monitoring as jax_monitoring
 from jax._src import util as jax_util
+
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 _put_lock = threading.Lock()
 
@@ -72,8 +75,8 @@ class Executables:
     at a time, and every `JAX_CLEAR_EVERY` evictions clear jax's own tracing and
     lowering caches (bounded by jax at thousands of entries each, tens of KB apiece)."""
 
-    PER_TRACKED = 16       # shapes a tracked function keeps before a sweep clears it
-    JAX_CLEAR_EVERY = 256  # evictions between clears of jax's staging caches
+    PER_TRACKED = 8        # shapes a tracked function keeps before a sweep clears it
+    JAX_CLEAR_EVERY = 64   # evictions between clears of jax's staging caches
 
     def __init__(self, size=96, max_size=2048):
         self.lock = threading.RLock()
@@ -85,6 +88,8 @@ class Executables:
         self.ghosts = collections.OrderedDict()
         self.stats = collections.Counter()  # put, evicted, grown, cleared, jax_cleared
         self._since_jax_clear = 0
+        self.compiles = self._compiles_at_sweep = 0
+        jax_monitoring.register_event_duration_secs_listener(self._compiled)
 
     def owner(self, cache):
         """Register a keyed cache (a dict of `[value, stamp]` entries); returns it."""
@@ -105,6 +110,8 @@ class Executables:
             self.count += 1
             if self.count > self.size:
                 self._sweep()
+            else:
+                self.poll()
         return value
 
     def get(self, cache, key, make):
@@ -113,6 +120,7 @@ class Executables:
         if e is None:
             return self.put(cache, key, make())
         e[1] = self.now
+        self.poll()
         return e[0]
 
     def track(self, jitted):
@@ -120,11 +128,22 @@ class Executables:
         with self.lock:
             self.tracked.add(jitted)
             self.stats["tracked"] += 1
-            if self.stats["tracked"] % 64 == 0:
-                self._sweep()
         return jitted
 
+    def _compiled(self, event, duration, **kwargs):
+        # jax's listener for every XLA compile (inside jax's compile: only a count here)
+        if event == _COMPILE_EVENT:
+            self.compiles += 1
+
+    def poll(self):
+        """Sweep when the tracked functions may have grown past the bound: called where
+        executables may have been compiled (a keyed miss, a func program's run)."""
+        if self.compiles - self._compiles_at_sweep > self.size // 4:
+            with self.lock:
+                self._sweep()
+
     def _sweep(self):
+        self._compiles_at_sweep = self.compiles
         entries = []
         for cache in self.owners:
             for k, e in list(cache.items()):
@@ -134,8 +153,10 @@ class Executables:
             if f._cache_size() > self.PER_TRACKED:
                 f.clear_cache()
                 self.stats["cleared"] += 1
+                self._since_jax_clear += self.PER_TRACKED
         self.count = len(entries)
         if self.count <= self.size:
+            self._clear_jax()
             return
         entries.sort(key=lambda e: e[0])
         n = self.count - (self.size - self.size // 8)
@@ -147,6 +168,9 @@ class Executables:
         self.count -= n
         self.stats["evicted"] += n
         self._since_jax_clear += n
+        self._clear_jax()
+
+    def _clear_jax(self):
         if self._since_jax_clear >= self.JAX_CLEAR_EVERY:
             self._since_jax_clear = 0
             self.stats["jax_cleared"] += 1

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from ..creation import from_jax, zeros_like
 from ..engine.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from ..func._transforms import _jvp_level, _over_autograd
 from ..ops.shape import stack
 from ..tensor import Tensor
 from ._api import grad as _grad
@@ -231,7 +232,9 @@ def _construct_standard_basis_for(tensors, numels):
 
 def _jacfwd(func, inputs, strict=False, vectorize=False):
     """The Jacobian by forward mode: jax.vmap of jax.jvp over the standard basis, of
-    `func` run on tensors holding tracers (no eagergrad graph is kept)."""
+    `func` run once on tensors holding tracers. As torch's, the result is differentiable
+    w.r.t. the inputs and captured tensors that require grad: the call is traced as one
+    program with autograd over it (func/_transforms.py _over_autograd)."""
     if strict:
         raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and '
                            '`strategy="forward-mode"` are not supported together (yet). Please '
@@ -240,6 +243,11 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
+    return _over_autograd(lambda *inps: _jacfwd_vectorized(func, inps, is_inputs_tuple),
+                          inputs)
+
+
+def _jacfwd_vectorized(func, inputs, is_inputs_tuple):
     numels = tuple(inp.numel() for inp in inputs)
     tangents = _construct_standard_basis_for(inputs, numels)
     info = []
@@ -255,7 +263,8 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
     def push(*ts):
         return jax.jvp(f, primals, tuple(t.reshape(p.shape) for t, p in zip(ts, primals)))
 
-    outs, jvs = jax.vmap(push, out_axes=(None, 0))(*(t._value for t in tangents))
+    with _jvp_level():  # (.item() of a value: its primal, as torch's forward AD)
+        outs, jvs = jax.vmap(push, out_axes=(None, 0))(*(t._value for t in tangents))
     is_outputs_tuple, shapes = info
     jac = []
     for out, jv, shape in zip(outs, jvs, shapes):

@@ -2,18 +2,23 @@
 hessian, vmap, functionalize.
 
 Each transform runs the eager function once on tensors that hold jax tracers and applies
-the matching jax transform (jax.vjp, jax.jvp, jax.linearize, jax.vmap), so transforms
-compose (vmap of grad, jacfwd of jacrev) and run under jax.jit.
+the matching jax transform (jax.vjp, jax.jvp, jax.vmap), so transforms compose (vmap of
+grad, jacfwd of jacrev) and run under jax.jit.
 
 Called eagerly (NOTE [programs]), a transform is traced anew on every call, so the
-user's Python runs each time as in torch, and runs compiled: grad and vmap trace the
-function at its own level and apply jax's transform to its jaxpr (_deferred), once per
-distinct jaxpr; a call with autograd over it is traced whole into one program
-(_Program). Arrays the function closes over are the programs' inputs, read fresh.
+user's Python runs each time as in torch, exactly once per call (torch's linearize runs
+it twice, and so does ours): every transform traces the function at its own level and
+applies jax's transform to its jaxpr (_deferred), compiled once per distinct jaxpr; a
+call with autograd over it is traced whole into one program (_Program). Arrays the
+function closes over are the programs' inputs, read fresh.
 
 Autograd over a transform: outputs are differentiable w.r.t. the tensors that require
 grad which it reads, arguments or captured by closure (one node whose backward is the
-jax vjp of the program). In-place writes to captured tensors happen once per call.
+jax vjp of the program; NOTE [captured tensors]). In-place writes to captured tensors
+and to arguments happen once per call, under torch's rules (_Capture.mutates).
+
+A function that reads values (.item(), float(), bool() on a traced tensor) gets them
+from the trace itself (NOTE [values in a trace]); the trace goes on.
 
 One file: the transforms share the pytree, level, program and autograd-over helpers.
 
@@ -24,19 +29,20 @@ convention-free and equal jax's.
 # ruff: noqa: TRY004 - torch raises RuntimeError/ValueError on these type checks
 import contextlib
 import functools
+import itertools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src.interpreters.batching import BatchTracer
-from jax.extend.core import ClosedJaxpr, Literal
+from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
-from .. import creation
-from .._cache import put_bounded
+from .._cache import EXECUTABLES, put_bounded
 from .._mode import STATE
-from .._storage import Storage
 from ..engine.function import Function
 from ..engine.grad_mode import no_grad
+from ..engine.saved import HOOKS, SavedTensor
+from ..ops.shape import cat
 from ..size import Size
 from ..tensor import CAPTURING, FUNC, Tensor, _make
 
@@ -187,6 +193,20 @@ class _Level:
         return self.kind == "vmap" and _batched(value, self.index)
 
     def item(self, value, what):
+        """The Python number of a 1-element traced value (.item(), float(), bool()): read
+        from the trace when it depends on known values only (NOTE [values in a trace]),
+        which under vmap means not on the batched inputs (torch's errors otherwise);
+        linearize's trace has none (torch's make_fx error)."""
+        if self.kind == "linearize":
+            raise RuntimeError(
+                "It appears that you're trying to get value out of a tracing tensor with "
+                "aten._local_scalar_dense.default - erroring out! It's likely that this is "
+                "caused by data-dependent control flow or similar.  It may be possible to "
+                "trace this with dynamic shapes; try setting tracing_mode='symbolic' in your "
+                "make_fx call.")
+        got = _concretize(value)
+        if got is not None:
+            return np.asarray(got).reshape(()).item()
         if any(lv.kind == "vmap" for lv in FUNC.levels):
             if self.kind != "vmap":
                 raise RuntimeError(
@@ -208,7 +228,7 @@ class _Level:
                 "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
                 "control flow. We don't support that yet, please file an issue at "
                 "https://github.com/pytorch/pytorch/issues .")
-        # grad/vjp/jvp (as torch): the primal value, a constant for differentiation
+        # grad/vjp/jvp on concrete values (as torch): the primal, a constant for them
         while hasattr(value, "primal"):
             value = value.primal
         return np.asarray(value).reshape(()).item()  # (under jax.jit: jax's error)
@@ -233,17 +253,98 @@ def _inside(kind, randomness=None, index=None):
 _REVERSE = ("grad", "vjp")
 
 
+@contextlib.contextmanager
+def _jvp_level():
+    """A forward-mode level pushed (autograd.functional's forward-mode jacobian runs the
+    function under jax.jvp): .item() of a value reads its primal."""
+    FUNC.levels.append(_Level("jvp"))
+    try:
+        yield
+    finally:
+        FUNC.levels.pop()
+
+
 def _wrap(a):
     return _make(a)  # (not a factory: the wrapper of a transform's own value)
 
 
-def _inputs(arrs, kind):
-    """Tensors over the traced input arrays (requiring grad under grad/vjp/jacrev)."""
+def _tensor(x):
+    """A transform's result as a tensor: a jax array wrapped; a tensor (an output of
+    autograd over the call, _Deferred.run) as it is."""
+    return x if isinstance(x, Tensor) else _make(x)
+
+
+def _inputs(arrs, n_grad=0):
+    """Tensors over the traced input arrays; the first n_grad require grad (the
+    differentiated inputs of grad/vjp/jacrev; the others are inputs all the same, which
+    the function may modify in place, as torch wraps every tensor argument)."""
     ts = [_make(a) for a in arrs]
-    if kind in _REVERSE:
-        for t in ts:
-            t._requires_grad = t.dtype.is_differentiable
+    for t in ts[:n_grad]:
+        t._requires_grad = t.dtype.is_differentiable
     return ts
+
+
+def _mutated(ins, arrs):
+    """Indices of the inputs the function modified in place (their storage's array is
+    no longer the input's, also for a write without a version bump)."""
+    return [i for i, (t, a) in enumerate(zip(ins, arrs)) if t._storage.array is not a]
+
+
+def _write_back(tensors, which, values, info=None):
+    """Give the caller's tensors the new values of the inputs the function modified in
+    place (once per call, as torch's writes through its wrappers); BatchNorm's running
+    stats among them stay known as such to an enclosing vmap (its error). info: the
+    trace's; its saved-tensor error (_saved_error) is raised then, as torch's backward
+    raises it after the forward's writes."""
+    with no_grad():
+        for k, (i, v) in enumerate(zip(which, values)):
+            tensors[i].copy_(_tensor(v))
+            if info is not None:  # (torch's wrappers share the version counter)
+                tensors[i]._version_counter.version += info["versions"][k] - 1
+    if info is None:
+        return
+    if FUNC.levels and info.get("stats"):
+        FUNC.levels[-1].stats.update(id(tensors[i]._storage) for i in info["stats"])
+    if info.get("error") is not None:
+        raise info["error"]
+
+
+def _saved_error(outs):
+    """Under grad/vjp/jacrev, after the function ran: torch's backward would unpack the
+    tensors saved in the outputs' graph, and raise its error for one modified in place
+    since (jax's vjp of the trace sees no versions). The error (raised by the caller
+    where torch's backward runs, after the write-back of modified arguments), or None.
+    Walked only when an in-place op ran in the trace."""
+    cap = FUNC.capture
+    if cap is None or not (cap.frames[-1] if cap.frames else cap).inplace:
+        return None
+    try:
+        _check_saved(outs)
+    except RuntimeError as e:
+        return e
+    return None
+
+
+def _check_saved(outs):
+    seen, stack = set(), [t._grad_fn for t in outs]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for s in (getattr(node, "_saved", None) or {}).values():
+            for x in (s if isinstance(s, list) else (s,)):
+                if type(x) is SavedTensor and not x._freed and x._unpack is None and \
+                        x._version_counter.version != x._version:
+                    x._version_error(node)
+        stack.extend(e[0] for e in node._next or () if e is not None)
+
+
+def _no_saved_hooks():
+    """torch's reverse-mode transforms refuse to start under saved_tensors_hooks."""
+    if HOOKS.stack:
+        raise RuntimeError("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved "
+                           "tensor hooks. Please open an issue with your use case.")
 
 
 def _conj(a):
@@ -259,12 +360,15 @@ def _check_tensors(leaves, msg):
 # ---- autograd over a transform ---------------------------------------------------------
 class _TransformOutput(Function):
     """A transform called on tensors that require grad (torch: autograd over torch.func):
-    one node whose backward is the jax vjp of the whole transformed call."""
+    one node whose backward is the jax vjp of the whole transformed call. An input gets
+    no gradient (None, as from torch's graph, which has no path) unless it reaches an
+    output that got one (compute.reached, when known)."""
 
     @staticmethod
     def forward(ctx, compute, *tensors):
         outs, ctx.pullback = jax.vjp(compute, *[t._value for t in tensors])
-        ctx.compute = compute
+        ctx.compute, ctx.avals, ctx.reach = compute, [(o.shape, o.dtype) for o in outs], None
+        ctx.set_materialize_grads(False)
         ctx.save_for_backward(*tensors)
         outs = tuple(_wrap(o) for o in outs)
         # outputs no input that requires grad reaches, as torch's (a program knows them)
@@ -277,16 +381,42 @@ class _TransformOutput(Function):
     @staticmethod
     def backward(ctx, *grads):
         tensors = ctx.saved_tensors
-        if not (STATE.grad and any(t._requires_grad for t in (*tensors, *grads))):
-            cts = [_conj(g._value) for g in grads]
-            return (None, *[_wrap(_conj(g)) for g in ctx.pullback(cts)])
+        n, compute, avals = len(tensors), ctx.compute, ctx.avals
+        given = [i for i, g in enumerate(grads) if g is not None]
+        keep = _TransformOutput._keep(ctx, n, given)
+        if not (STATE.grad and any(t._requires_grad for t in (*tensors, *grads)
+                                   if t is not None)):
+            cts = [_zero_cotangent(*a) for a in avals]
+            for i in given:
+                cts[i] = _conj(grads[i]._value)
+            return (None, *[_wrap(_conj(g)) if k else None
+                            for g, k in zip(ctx.pullback(cts), keep)])
         # create_graph: the backward is itself a transformed call (double backward)
-        n, compute = len(tensors), ctx.compute
 
         def backward(*arrs):
+            cts = [_zero_cotangent(*a) for a in avals]
+            for i, c in zip(given, arrs[n:]):
+                cts[i] = _conj(c)
             pullback = jax.vjp(compute, *arrs[:n])[1]
-            return [_conj(g) for g in pullback([_conj(c) for c in arrs[n:]])]
-        return (None, *_TransformOutput.apply(backward, *tensors, *grads))
+            return [_conj(g) for g in pullback(cts)]
+        outs = _TransformOutput.apply(backward, *tensors, *[grads[i] for i in given])
+        return (None, *[o if k else None for o, k in zip(outs, keep)])
+
+    @staticmethod
+    def _keep(ctx, n, given):
+        """Which inputs reach an output with a gradient (all, if unknown)."""
+        reached = getattr(ctx.compute, "reached", None)
+        if reached is None:
+            return [True] * n
+        if ctx.reach is None:
+            ctx.reach = [reached([j == i for j in range(n)]) for i in range(n)]
+        return [any(r[i] for i in given) for r in ctx.reach]
+
+
+def _zero_cotangent(shape, dtype):
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.zeros(shape, dtype)
+    return np.zeros(shape, jax.dtypes.float0)
 
 
 def _enclosed(arrays):
@@ -301,8 +431,9 @@ def _over_autograd(call, args, direct=False):
     through by eagergrad's autograd when grad mode is on and a tensor it reads requires
     grad, argument or captured by closure. Nested in another transform, or under the
     user's jax trace, it is traced by the enclosing one: jax composes them.
-    direct: the transform defers its jax transform (_deferred): without autograd over
-    it, it runs on the arguments as they are, its compiled program called directly."""
+    direct: the transform defers its jax transform (_deferred): when no argument
+    requires grad, it runs on the arguments as they are, its compiled program called
+    directly (autograd over it, for captured tensors, at _Deferred.run)."""
     leaves, spec = _flatten(args)
     idx = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     arrays = [leaves[i]._value for i in idx]
@@ -310,9 +441,8 @@ def _over_autograd(call, args, direct=False):
         return call(*args)
     grad = STATE.grad
     if direct and not (grad and any(leaves[i]._requires_grad for i in idx)):
-        out = _direct(call, args, grad)
-        if out is not _NeedsAutograd:
-            return out
+        with _capturing(_Capture(grad, direct=True)):
+            return call(*args)
     info = {}
 
     def compute(*arrs):
@@ -320,12 +450,11 @@ def _over_autograd(call, args, direct=False):
         for i, a in zip(idx, arrs):
             new[i] = _wrap(a)
         out_leaves, info["out"] = _flatten(call(*_unflatten(spec, new)))
-        # arguments the call modified in place (vmap's write-back): extra outputs
+        # arguments the call modified in place (its write-back): extra outputs
         info["mutated"] = [i for i, a in zip(idx, arrs) if new[i]._storage.array is not a]
+        info["versions"] = [new[i]._version for i in info["mutated"]]
         return [t._value for t in out_leaves] + [new[i]._value for i in info["mutated"]]
     prog = _Program.trace(compute, arrays, grad)
-    if prog is None:  # the call needs concrete values (.item() under grad): jax eagerly
-        return _eager_over_autograd(call, args, leaves, idx, compute, info, grad)
     return _outputs(_run_program(prog, [leaves[i] for i in idx], arrays, grad), leaves, info)
 
 
@@ -334,8 +463,9 @@ def _outputs(outs, leaves, info):
     their new values (the extra outputs after the call's own)."""
     n = len(outs) - len(info["mutated"])
     with no_grad():
-        for i, o in zip(info["mutated"], outs[n:]):
+        for i, o, v in zip(info["mutated"], outs[n:], info["versions"]):
             leaves[i].copy_(o)
+            leaves[i]._version_counter.version += v - 1
     return _unflatten(info["out"], outs[:n])
 
 
@@ -345,7 +475,7 @@ def _run_program(prog, tensors, arrays, grad):
     grad; the storages it wrote are given their new values."""
     inputs = list(tensors) + prog.captured
     if grad and any(t._requires_grad for t in inputs):
-        outs = list(_TransformOutput.apply(prog, *inputs))
+        outs = _autograd_over(prog, inputs, prog.used(), prog.reached)
     else:
         outs = [_wrap(a) for a in prog(*arrays, *[t._value for t in prog.captured])]
     n = len(outs) - len(prog.written)
@@ -355,26 +485,62 @@ def _run_program(prog, tensors, arrays, grad):
     return outs[:n]
 
 
+def _autograd_over(f, tensors, used, reached):
+    """f(*values of tensors) -> arrays, as tensors through one autograd node over the
+    tensors that require grad and that the outputs use (`used`, per tensor): the others
+    are constants of it, as torch's graph has no edge to them (and may be modified in
+    place after the call, a write-back). reached(mask over tensors): which outputs the
+    marked tensors reach."""
+    vals = [t._value for t in tensors]
+    sel = [i for i, (t, u) in enumerate(zip(tensors, used)) if u and t._requires_grad]
+    if not sel:
+        return [_wrap(a) for a in f(*vals)]
+
+    def compute(*xs):
+        v = list(vals)
+        for i, x in zip(sel, xs):
+            v[i] = x
+        return f(*v)
+
+    def reached_sel(mask):
+        full = [False] * len(tensors)
+        for i, m in zip(sel, mask):
+            full[i] = m
+        return reached(full)
+    compute.reached = reached_sel
+    return list(_TransformOutput.apply(compute, *[tensors[i] for i in sel]))
+
+
+def _used(jaxpr):
+    """Which of the jaxpr's constvars, then invars, its outputs use (jax's dead-code
+    elimination, into calls); all of them if this jax's internals differ."""
+    try:
+        j = _pe.convert_constvars_jaxpr(jaxpr)
+        return list(_pe.dce_jaxpr(j, [True] * len(j.outvars), instantiate=False)[1])
+    except Exception:  # noqa: BLE001 - any change in jax's internals
+        return [True] * (len(jaxpr.constvars) + len(jaxpr.invars))
+
+
 def _traced_once(pure, leaves, kind=None):
-    """vjp/linearize at top level: pure(*arrays) -> (output arrays, aux arrays) traced
-    once into a program of the primals; (program, number of outputs, output and aux
-    tensors), differentiable w.r.t. the primals and captured tensors that require grad.
-    None when nested, under a jax trace, or if tracing needs values (then jax's
-    transforms run on concrete values, as before)."""
+    """vjp/linearize at top level: pure(*arrays) -> (output arrays, aux arrays, arrays of
+    inputs modified in place) traced once into a program of the primals; (program,
+    number of outputs, output, aux and modified-input tensors), differentiable w.r.t. the
+    primals and captured tensors that require grad. None when nested or under a jax
+    trace."""
     arrays = [t._value for t in leaves]
     if _enclosed(arrays):
         return None
-    n_out = []
+    n = []
 
     def compute(*arrs):
-        outs, aux = pure(*arrs)
-        n_out[:] = [len(outs)]
-        return list(outs) + list(aux or ())
+        outs, aux, muts = pure(*arrs)
+        n[:] = [len(outs), len(aux)]
+        return list(outs) + list(aux) + list(muts)
     grad = STATE.grad
     prog = _Program.trace(compute, arrays, grad, kind)
-    if prog is None:
-        return None
-    return prog, n_out[0], _run_program(prog, leaves, arrays, grad)
+    outs = _run_program(prog, leaves, arrays, grad)
+    n_out, n_aux = n
+    return prog, n_out, outs[:n_out], outs[n_out:n_out + n_aux], outs[n_out + n_aux:]
 
 
 def _through_program(prog, leaves, extra, make, kind, n_out, create_graph=None,
@@ -384,11 +550,10 @@ def _through_program(prog, leaves, extra, make, kind, n_out, create_graph=None,
     `extra` (cotangents, tangents): through autograd as _run_program (constant_primals:
     differentiable w.r.t. `extra` only, as torch's linearize)."""
     key = prog.run.key
-    f = _DERIVED.get((kind, n_out, key)) if key is not None else None
-    if f is None:
+    if key is None:
         f = make(prog.jaxpr, n_out)
-        if key is not None:
-            put_bounded(_DERIVED, (kind, n_out, key), f, 64)
+    else:
+        f = EXECUTABLES.get(_DERIVED, (kind, n_out, key), lambda: make(prog.jaxpr, n_out))
     n, m = len(leaves), len(prog.captured)
 
     def compute(*xs):
@@ -399,7 +564,10 @@ def _through_program(prog, leaves, extra, make, kind, n_out, create_graph=None,
         compute = functools.partial(compute, *fixed)
         inputs = inputs[n + m:]
     if create_graph is not False and STATE.grad and any(t._requires_grad for t in inputs):
-        return list(_TransformOutput.apply(compute, *inputs))
+        closed = jax.make_jaxpr(compute)(*[t._value for t in inputs])
+        k = len(closed.jaxpr.constvars)
+        return _autograd_over(compute, inputs, _used(closed.jaxpr)[k:],
+                              lambda mask: _reached(closed.jaxpr, [False] * k + mask))
     return [_wrap(a) for a in compute(*[t._value for t in inputs])]
 
 
@@ -409,7 +577,7 @@ def _vjp_of(jaxpr, n_out):
             return jax.core.eval_jaxpr(jaxpr, consts, *a)[:n_out]
         pullback = jax.vjp(f, *arrays)[1]
         return [_conj(x) for x in pullback([_conj(c) for c in cts])]
-    return jax.jit(g)
+    return EXECUTABLES.track(jax.jit(g))
 
 
 def _jvp_of(jaxpr, n_out):
@@ -417,52 +585,22 @@ def _jvp_of(jaxpr, n_out):
         def f(*a):
             return jax.core.eval_jaxpr(jaxpr, consts, *a)[:n_out]
         return jax.jvp(f, arrays, tangents)[1]
-    return jax.jit(g)
+    return EXECUTABLES.track(jax.jit(g))
 
 
-_DERIVED = {}  # (kind, n_out, program key) -> _vjp_of/_jvp_of's function
+_DERIVED = EXECUTABLES.owner({})  # (kind, n_out, program key) -> [its jitted function, stamp]
 
 
 @contextlib.contextmanager
 def _capturing(cap):
     """FUNC.capture = cap while the block runs (CAPTURING.n counts the threads)."""
     prev, FUNC.capture = FUNC.capture, cap
-    CAPTURING.n += 1
+    CAPTURING.enter()
     try:
         yield
     finally:
-        CAPTURING.n -= 1
+        CAPTURING.leave()
         FUNC.capture = prev
-
-
-class _NeedsAutograd(BaseException):  # a signal (past a user's `except Exception`)
-    """_direct's call read a tensor requiring grad: autograd over the call is needed."""
-
-
-def _direct(call, args, grad):
-    """call(*args) under a capture, no trace around it: its deferred transforms run
-    their compiled programs on concrete arrays. _NeedsAutograd (the class) if it read a
-    tensor that requires grad (nothing has run then); if tracing needs concrete values,
-    call(*args) without a capture."""
-    key0 = creation._rng.key
-    try:
-        with _capturing(_Capture(grad, direct=True)):
-            return call(*args)
-    except _NeedsAutograd:
-        creation._rng.key = key0
-        return _NeedsAutograd
-    except _NEEDS_VALUES:
-        creation._rng.key = key0
-    COUNTS["untraceable"] += 1
-    return call(*args)  # jax's transforms on concrete values, primitive by primitive
-
-
-def _eager_over_autograd(call, args, leaves, idx, compute, info, grad):
-    """_over_autograd without a trace: jax's transforms run eagerly on concrete values;
-    autograd reaches the tensor arguments (not tensors captured by closure)."""
-    if not (grad and any(leaves[i]._requires_grad for i in idx)):
-        return call(*args)
-    return _outputs(_TransformOutput.apply(compute, *[leaves[i] for i in idx]), leaves, info)
 
 
 # ---- tracing to a jaxpr ----------------------------------------------------------------
@@ -505,31 +643,120 @@ def _pick_tracer():
 try:
     from jax._src import api_util as _api_util
     from jax._src import linear_util as _lu
+    from jax._src.core import trace_ctx as _trace_ctx
     from jax._src.interpreters import partial_eval as _pe
     _trace_jaxpr = _pick_tracer()
+    _DYNAMIC = _pe.DynamicJaxprTracer
 except ImportError:
     _trace_jaxpr = _make_jaxpr_trace
+    _trace_ctx = None
+    _DYNAMIC = ()
+
+
+def _current_trace():
+    """The jax trace the user's function runs under, while a capture traces it: one with
+    a frame of consts (NOTE [captured tensors]); None if this jax has none."""
+    tr = getattr(_trace_ctx, "trace", None)
+    return tr if hasattr(getattr(tr, "frame", None), "constvar_to_val") else None
+
+
+class _Fresh(dict):
+    """A jax trace frame's cache of consts by id that never hits: every use of a
+    concrete array becomes a const of its own (NOTE [captured tensors]). pending: id of
+    an array -> (array, placeholder) whose next consts are noted in `hits` (var,
+    placeholder), for _Capture.flush."""
+    __slots__ = ("hits", "pending")
+
+    def __init__(self):
+        super().__init__()
+        self.pending, self.hits = {}, []
+
+    def get(self, key, default=None):
+        return default
+
+    def __setitem__(self, key, tracer):  # (jax's: a const was made for array id `key`)
+        e = self.pending.get(key)
+        if e is not None:
+            self.hits.append((tracer.val, e[1]))
+
+
+def _alias(v):
+    """A jax array object of its own over v's buffer (a copy where jax cannot alias):
+    a captured tensor's placeholder in the consts (NOTE [captured tensors])."""
+    try:
+        if len(v.addressable_shards) == 1:
+            return jax.make_array_from_single_device_arrays(v.shape, v.sharding, [v])
+    except Exception:  # noqa: BLE001, S110 - any array jax cannot alias: a copy
+        pass
+    with jax.ensure_compile_time_eval():
+        return jnp.array(v, copy=True)
+
+
+# NOTE [captured tensors]: autograd over a transform must send gradients to the tensors
+# requiring grad that the function captures by closure, through the ops that recorded on
+# them, as torch does, and not through another tensor that holds the same jax array (a
+# detached alias shares the storage; a factory's cached constant is shared by every
+# tensor made from it) nor through a use that recorded nothing (under no_grad). jax
+# identifies a concrete array in a trace by its id, once. So in a capture's traces every
+# use of a concrete array is a const of its own (_Fresh): an op's kernel is one jitted
+# call, whose arguments jax lifts in order, so right after it ran the last consts of the
+# frame are its concrete arguments; when the op records a node (_Capture.reads) those of
+# tensors requiring grad get, as their value, a placeholder of their own (_alias: one per
+# tensor, sharing its buffer). The placeholder, not the array, travels out through the
+# enclosing traces and marks where the tensor enters each program (_Program.cpos,
+# _Deferred); it is fed the tensor's value on every run. An op whose kernel lifted its
+# arguments otherwise (a custom autograd.Function, which reads before its forward runs)
+# marks the array's next uses instead, until the next recorded op (_Fresh.pending,
+# counted as `loose`). One trace; the user's Python runs once.
+#
+# NOTE [values in a trace]: .item()/float()/bool() on a traced tensor read its value from
+# the trace so far (_Capture.evaluate): the equations it depends on are evaluated on the
+# known inputs of the frames (the call's arrays; an enclosing frame's values, in turn),
+# and the number is a constant from then on, as torch's item() is for autograd. A value
+# that depends on a batched input of vmap has none (torch's vmap error). The jaxpr then
+# holds the value or the branch taken; such a frame is compiled from the second sighting
+# of its jaxpr on, as a program (_built), not on every new value.
+
+
+def _concretize(value):
+    """The value of a tracer of a capture's trace (NOTE [values in a trace]), or None."""
+    cap = FUNC.capture
+    while hasattr(value, "primal"):  # (under jax.jvp: the primal's)
+        value = value.primal
+    if cap is None or not isinstance(value, jax.core.Tracer):
+        return None
+    try:
+        return cap.evaluate(value)
+    except _NoValue:
+        return None
+
+
+class _NoValue(Exception):  # noqa: N818 - an internal signal
+    """The traced value depends on an input with no value (a batched one of vmap's)."""
 
 
 # ---- transforms inside a program's trace: applied to the function's jaxpr, cached ----
-_DEFERRED = {}  # (kind, static, jaxpr key) -> what build(jaxpr) made
+_DEFERRED = EXECUTABLES.owner({})  # (kind, static, jaxpr key) -> [[made, compiled], stamp]
 
 
-def _deferred(kind, static, pure, args, build):
-    """(build(jaxpr, n_writes), consts, write) for pure traced at its own level on
-    `args` (arrays or ShapeDtypeStructs): the user's function runs as under the transform
-    (its level pushed), but jax's transform is applied to the jaxpr, once per distinct
-    jaxpr, by the jitted function build makes: tracing through vmap/vjp primitive by
-    primitive cost most of a call. The consts (closed-over values) are its first
-    argument. Storages from outside that pure wrote are extra outputs of the jaxpr, put
-    back after the trace; write(their values) writes them at the enclosing level
-    (write.born: the ids of the storages factories made in the trace)."""
+def _deferred(kind, pure, args, static, build):
+    """The _Deferred of `pure` traced at its own level on `args` (arrays, tracers of the
+    enclosing trace or ShapeDtypeStructs): the user's function runs as under the
+    transform (its level pushed), but jax's transform is applied to the jaxpr, once per
+    distinct jaxpr, by the function build(jaxpr, n_writes, static()) makes (jitted):
+    tracing through vmap/vjp primitive by primitive cost most of a call. static() is
+    evaluated after the trace (counts the trace found). The consts (closed-over values)
+    are its first argument. Storages from outside that pure wrote are extra outputs of
+    the jaxpr, put back after the trace; _Deferred.write(their values) writes them at the
+    enclosing level."""
     cap = FUNC.capture
     frame, through = _Frame(kind), []
+    flat = jax.tree_util.tree_leaves(args)
 
     def traced(*a):
-        frame.trace = inner = a[0]._trace
+        frame.trace = inner = cap.enter(flat)
         outs = pure(*a)
+        cap.flush()
         # storages from outside this trace that it wrote: extra outputs, written through
         through.extend(st for st, old in frame.values()
                        if not (isinstance(old, jax.core.Tracer) and old._trace is inner))
@@ -539,53 +766,245 @@ def _deferred(kind, static, pure, args, build):
         jaxpr, consts = _trace_jaxpr(traced, args)
     finally:
         cap.frames.pop()
+        cap.leave(frame.trace)
         for st, old in frame.values():
             st.array = old
             st.generation += 1
+    consts = _resolve(frame.loose, consts)
+    if frame.concrete:  # (the enclosing frames' jaxprs hold the value too)
+        cap.concrete = True
+        for f in cap.frames:
+            f.concrete = True
+    s = static()
     try:
-        key = (kind, static, len(through), _jaxpr_key(jaxpr))
+        key = (kind, s, len(through), _jaxpr_key(jaxpr))
     except TypeError:
         key = None
-    made = None if key is None else _DEFERRED.get(key)
-    if made is None:
-        made = build(jaxpr, len(through))
+    if frame.concrete:  # (run primitive by primitive on its first sighting: _built)
+        jaxpr = _undonated(jaxpr)
+    made = _built(_DEFERRED, key, lambda: build(jaxpr, len(through), s), frame.concrete)
+    return _Deferred(made, consts, through, frame.born, cap)
+
+
+def _jit(made):
+    """jax.jit of a build's program (the first of a tuple); a vmapped program compiles
+    once per batch size inside it, so it is tracked (NOTE [executable cache])."""
+    if isinstance(made, tuple):
+        return (EXECUTABLES.track(jax.jit(made[0])), *made[1:])
+    return EXECUTABLES.track(jax.jit(made))
+
+
+def _built(cache, key, build, concrete):
+    """What build() makes, jitted, cached by key (None: never cached). A jaxpr that holds
+    values read from the trace (concrete) runs primitive by primitive on its first
+    sighting and is compiled on its second, as a program is (NOTE [values in a trace])."""
+    entry = None if key is None else cache.get(key)
+    if entry is None:
+        made = build()
         COUNTS["deferred_built"] += 1
+        if not concrete:
+            made = _jit(made)
         if key is not None:
-            put_bounded(_DEFERRED, key, made, 128)
-    else:
-        COUNTS["deferred_reused"] += 1
-    write = functools.partial(_write_through, cap, through)
-    write.born = frame.born
-    return made, consts, write
+            EXECUTABLES.put(cache, key, [made, not concrete])
+        return made
+    COUNTS["deferred_reused"] += 1
+    entry[1] = EXECUTABLES.now
+    EXECUTABLES.poll()  # (a vmapped program compiles per batch size: tracked)
+    entry = entry[0]  # [what was made, whether it is jitted]
+    if not entry[1]:
+        entry[0], entry[1] = _jit(entry[0]), True
+    return entry[0]
 
 
-def _write_through(cap, storages, values):
-    """Give the storages a _deferred trace wrote their values at the enclosing level."""
-    for st, v in zip(storages, values):
-        cap.writes(st)
-        st.array = v
-        st.generation += 1
+class _Deferred:
+    """A _deferred trace's result: `made` (what its build made), the consts, and how to
+    run it. At the top of a call with no trace around it (_over_autograd's direct path),
+    a run reaching captured tensors that require grad goes through autograd (one node,
+    NOTE [captured tensors]): its outputs are tensors then."""
+    __slots__ = ("born", "cap", "consts", "cpos", "made", "through", "captured")
+
+    def __init__(self, made, consts, through, born, cap):
+        self.made, self.consts, self.through, self.born, self.cap = \
+            made, consts, through, born, cap
+        self.cpos, self.captured = ([], []) if not (cap.direct and not cap.frames) else \
+            _captured_in(consts, cap)
+
+    def run(self, fn, *args):
+        """fn(consts, *args): a pytree of arrays, or of tensors (autograd over it)."""
+        if not self.captured:
+            return fn(self.consts, *args)
+        consts, cpos, tree = self.consts, self.cpos, []
+
+        def compute(*caps):
+            cs = list(consts)
+            for k, j in cpos:
+                cs[k] = caps[j]
+            flat, treedef = jax.tree_util.tree_flatten(fn(cs, *args))
+            tree[:] = [treedef]
+            return flat
+        closed = jax.make_jaxpr(compute)(*[t._value for t in self.captured])
+        k = len(closed.jaxpr.constvars)
+        outs = _autograd_over(compute, self.captured, _used(closed.jaxpr)[k:],
+                              lambda mask: _reached(closed.jaxpr, [False] * k + mask))
+        return jax.tree_util.tree_unflatten(tree[0], outs)
+
+    def write(self, values):
+        """Give the storages the trace wrote their values at the enclosing level."""
+        for st, v in zip(self.through, values):
+            self.cap.writes(st)
+            st.array = v._value if isinstance(v, Tensor) else v
+            st.generation += 1
 
 
-def _grad_program(jaxpr, n_writes):
-    """jit (consts, *arrays) -> (value, gradients (torch's conj convention), aux, written
-    values) of a jaxpr whose outputs are the scalar value, the aux arrays and the
-    written values."""
+def _resolve(loose, consts):
+    """The consts with the placeholders of the tensors marked by identity (`loose`,
+    NOTE [captured tensors])."""
+    if not loose:
+        return consts
+    out = []
+    for c in consts:
+        e = loose.get(id(c))
+        out.append(e[1] if e is not None and e[0] is c else c)
+    return out
+
+
+def _captured_in(consts, cap):
+    """(cpos, captured): the tensors whose placeholders the consts hold (captured[j]) and
+    where (const k is captured[j]'s value for each (k, j) in cpos)."""
+    owner = {id(vt): t for t, _, vt in cap.read.values()}
+    cpos, captured, index = [], [], {}
+    for k, c in enumerate(consts):
+        t = owner.get(id(c))
+        if t is not None:
+            j = index.get(id(t))
+            if j is None:
+                j = index[id(t)] = len(captured)
+                captured.append(t)
+            cpos.append((k, j))
+    return cpos, captured
+
+
+def _grad_eval(f, arrays, n):
+    """(value, gradients w.r.t. the first n arrays (torch's conj convention), the other
+    outputs) of f(*arrays) -> [scalar value, *others]."""
+    rest = arrays[n:]
+
+    def g(*a):
+        outs = f(*a, *rest)
+        return outs[0], outs[1:]
+    value, pullback, others = jax.vjp(g, *arrays[:n], has_aux=True)
+    grads = [_conj(x) for x in pullback(jnp.ones_like(value))]
+    return value, grads, others
+
+
+def _grad_program(jaxpr, n_writes, n):
+    """(consts, *arrays) -> _grad_eval's for a jaxpr whose outputs are the scalar value
+    and the others (aux, inputs modified in place, written values)."""
     def program(consts, *arrays):
-        def f(*a):
-            outs = jax.core.eval_jaxpr(jaxpr, consts, *a)
-            return outs[0], outs[1:]
-        value, pullback, rest = jax.vjp(f, *arrays, has_aux=True)
-        grads = [_conj(g) for g in pullback(jnp.ones_like(value))]
-        cut = len(rest) - n_writes
-        return value, grads, rest[:cut], rest[cut:]
-    return jax.jit(program)
+        return _grad_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays, n)
+    return program
 
 
-def _vmap_program(axes, jaxpr, n_writes):
-    """(jit (consts, index, *arrays) -> (outputs mapped over `axes` (moved to 0),
-    written values), which outputs and written values are batched) for the jaxpr of
-    vmap's per-element function."""
+def _jvp_eval(f, primals, tangents, n_out):
+    """(outputs, their tangents, the other outputs) of f(*primals) -> [*outputs,
+    *others] pushing `tangents` forward."""
+    outs, t_outs = jax.jvp(lambda *a: f(*a), list(primals), list(tangents))
+    return outs[:n_out], t_outs[:n_out], outs[n_out:]
+
+
+def _jvp_program(jaxpr, n_writes, n_out):
+    def program(consts, primals, tangents):
+        return _jvp_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), primals,
+                         tangents, n_out)
+    return program
+
+
+def _jacrev_eval(f, arrays, n, n_out, chunk_size):
+    """(blocks, other outputs): blocks[k][j] the jacobian of output k w.r.t. array j < n
+    of f(*arrays) -> [*outputs, *others], by vjps of the basis batched with jax.vmap in
+    chunks of `chunk_size` rows (n_out: a number, or a function giving it once f ran)."""
+    rest = arrays[n:]
+
+    def g(*a):
+        outs = f(*a, *rest)
+        k = n_out() if callable(n_out) else n_out
+        return outs[:k], outs[k:]
+    outs, pullback, others = jax.vjp(g, *arrays[:n], has_aux=True)
+    sizes = [o.size for o in outs]
+    total = sum(sizes)
+
+    def row(e):  # the vjp of one basis vector of the flattened outputs
+        cts, off = [], 0
+        for o, m in zip(outs, sizes):
+            cts.append(e[off:off + m].reshape(o.shape).astype(o.dtype))
+            off += m
+        return [_conj(x) for x in pullback(cts)]
+    eye = jnp.eye(total, dtype=jnp.float32)
+    parts = [jax.vmap(row)(eye[a:b]) for a, b in _chunks(total, chunk_size)]
+    rows = [jnp.concatenate([p[j] for p in parts]) if len(parts) > 1 else parts[0][j]
+            for j in range(n)]
+    blocks, off = [], 0
+    for o, m in zip(outs, sizes):
+        blocks.append([r[off:off + m].reshape(o.shape + r.shape[1:]) for r in rows])
+        off += m
+    return blocks, others
+
+
+def _jacrev_program(jaxpr, n_writes, static):
+    n, n_out, chunk_size = static
+
+    def program(consts, *arrays):
+        return _jacrev_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays,
+                            n, n_out, chunk_size)
+    return program
+
+
+def _jacfwd_eval(f, arrays, n, n_out, randomness):
+    """(blocks, other outputs): blocks[k][j] the jacobian of output k w.r.t. array j < n
+    of f(column index, *arrays) -> [*outputs, *others], by jvps of the basis batched with
+    jax.vmap (randomness="different": a draw per column, as vmap's; the other outputs
+    of the first column)."""
+    primals, rest = list(arrays[:n]), arrays[n:]
+    sizes = [p.size for p in primals]
+    total = sum(sizes)
+
+    def column(e, i):
+        tans, off = [], 0
+        for p, m in zip(primals, sizes):
+            tans.append(e[off:off + m].reshape(p.shape).astype(p.dtype))
+            off += m
+        outs, t_outs = jax.jvp(lambda *p: f(i, *p, *rest), primals, tans)
+        k = n_out() if callable(n_out) else n_out
+        return outs[k:], t_outs[:k]
+    shared = None if randomness != "different" else 0
+    others, cols = jax.vmap(column, out_axes=(shared, 0))(
+        jnp.eye(total, dtype=jnp.float32), _indices(0, total))
+    if shared == 0:  # (the first column's, as torch's)
+        others = [x[0] for x in others]
+    blocks = []
+    for c in cols:  # (total, *out_shape) -> one block per input leaf
+        row_, off = [], 0
+        for p, m in zip(primals, sizes):
+            b = jnp.moveaxis(c[off:off + m], 0, -1)
+            row_.append(b.reshape(c.shape[1:] + p.shape))
+            off += m
+        blocks.append(row_)
+    return blocks, others
+
+
+def _jacfwd_program(jaxpr, n_writes, static):
+    n, n_out, randomness = static
+
+    def program(consts, *arrays):
+        return _jacfwd_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays,
+                            n, n_out, randomness)
+    return program
+
+
+def _vmap_program(jaxpr, n_writes, axes):
+    """((consts, index, *arrays) -> (outputs mapped over `axes` (moved to 0), written
+    values), which outputs and written values are batched) for the jaxpr of vmap's
+    per-element function."""
     flags = []
 
     def program(consts, index, *arrays):
@@ -603,47 +1022,127 @@ def _vmap_program(axes, jaxpr, n_writes):
     index, *ins = jaxpr.invars
     jax.eval_shape(program, [shaped(v.aval) for v in jaxpr.constvars], shaped(index.aval, 0),
                    *[shaped(v.aval, d) for v, d in zip(ins, axes)])
-    return jax.jit(program), list(flags)
+    return program, list(flags)
 
 
 # ---- a top-level call as a traced program --------------------------------------------
 class _Capture:
-    """What a call's trace touches outside itself (FUNC.capture while it traces):
-    tensors that require grad read by recorded ops (their arrays become consts of the
-    jaxpr), and storages written in place (put back after the trace; their new values
-    become extra outputs, written after the run)."""
-    __slots__ = ("born", "direct", "frames", "grad", "kind", "read", "trace", "written")
+    """What a call's traces touch outside themselves (FUNC.capture while they trace):
+    tensors that require grad read by recorded ops (NOTE [captured tensors]), storages
+    written in place (put back after the trace; their new values become extra outputs,
+    written after the run), and the known inputs of each trace (NOTE [values in a
+    trace])."""
+    __slots__ = ("born", "concrete", "direct", "frames", "grad", "inplace", "inputs", "kind",
+                 "loose", "ops", "pending", "read", "trace", "written")
 
     def __init__(self, grad, direct=False, kind=None):
         self.grad = grad  # grad mode was on at the call: note the reads (ops record)
-        self.direct = direct  # _direct: a read means autograd over the call is needed
-        # "grad": the call itself is a grad-like transform traced at its level (vjp,
-        # linearize): as a _Frame's, its captured tensors must not be mutated
+        self.direct = direct  # no trace around the call (_over_autograd's direct path)
+        # "grad": the call itself is a grad-like transform traced at its level (vjp): as
+        # a _Frame's, its captured tensors must not be mutated
         self.kind, self.trace = kind, None
         self.born = set()  # ids of the storages factories made while it traced
-        self.read = {}  # id(tensor) -> (tensor, the array it read)
+        self.read = {}  # (id(tensor), id(array)) -> (tensor, array, placeholder)
+        self.loose = {}  # id(array) -> (array, placeholder): marked by identity
+        self.pending = []  # frames with marks pending (_mark, flush)
         self.written = {}  # id(storage) -> (storage, its array before the trace)
         self.frames = []  # a _Frame per _deferred trace inside it, innermost last
+        self.inputs = {}  # id(jax trace) -> (trace, its flat input values)
+        self.concrete = False  # a value was read from the trace (NOTE [values in a trace])
+        self.ops = {}  # id(storage) -> (in-place op, tensor shape, depth): the first on it
+        self.inplace = False  # an in-place op ran at this level (outside _deferred traces)
+
+    def enter(self, values):
+        """At the start of a trace of the call (its own or a _deferred one) on the flat
+        input values `values`: the jax trace, its consts one per use when reads are
+        noted (NOTE [captured tensors])."""
+        tr = _current_trace()
+        if tr is not None:
+            if self.grad:
+                tr.frame.constid_to_tracer = _Fresh()
+            self.inputs[id(tr)] = (tr, values)
+        return tr
+
+    def leave(self, tr):
+        self.inputs.pop(id(tr), None)
 
     def reads(self, tensors):
+        """A recorded op read `tensors` (called right after its kernel ran)."""
         if not self.grad:
             return
+        if self.pending:
+            self.flush()
         for t in tensors:
-            if t._requires_grad:
-                v = t._value
-                if not isinstance(v, jax.core.Tracer):
-                    if self.direct:
-                        raise _NeedsAutograd
-                    self.read.setdefault(id(t), (t, v))
+            if t._requires_grad and not isinstance(t._value, jax.core.Tracer):
+                self._mark(tensors)
+                return
+
+    def _mark(self, tensors):
+        """NOTE [captured tensors]: the consts the op's kernel just lifted, for its
+        concrete inputs that require grad, take their tensors' placeholders."""
+        lv = self.frames[-1] if self.frames else self
+        if lv.trace is None and lv is self and self.direct:
+            return  # (no trace: a direct call's own autograd node)
+        tr = lv.trace
+        # what the kernel lifted as consts: concrete arrays, and an enclosing trace's
+        # tracers (jax's closure conversion); not this trace's values, nor those of a
+        # jax transform inside it (jax.jvp's, which binds this trace's)
+        conc = [(x, x._value) for x in tensors]
+        conc = [(x, v) for x, v in conc if not isinstance(v, jax.core.Tracer) or (
+            isinstance(v, _DYNAMIC) and v._trace is not tr)]
+        fresh = None if tr is None else tr.frame.constid_to_tracer
+        cv, recent = None, None
+        if type(fresh) is _Fresh:
+            cv = lv.trace.frame.constvar_to_val
+            recent = list(itertools.islice(reversed(cv), len(conc)))[::-1]
+            if len(recent) != len(conc) or any(cv[var] is not v
+                                               for var, (_, v) in zip(recent, conc)):
+                recent = None
+        for i, (x, v) in enumerate(conc):
+            if not x._requires_grad or isinstance(v, jax.core.Tracer):
+                continue
+            e = self.read.get((id(x), id(v)))
+            if e is None:
+                e = self.read[(id(x), id(v))] = (x, v, _alias(v))
+            if recent is not None:
+                cv[recent[i]] = e[2]
+                continue
+            COUNTS["loose"] += 1
+            if cv is not None:  # (the array's next uses, until the next recorded op)
+                fresh.pending[id(v)] = (v, e[2])
+                self.pending.append(lv.trace.frame)
+            else:  # (this jax's frames cannot be followed: every use in the frame)
+                lv.loose[id(v)] = (v, e[2])
+
+    def flush(self):
+        """The consts lifted for pending marks (_mark) take their placeholders."""
+        for frame in self.pending:
+            fresh = frame.constid_to_tracer
+            for var, vt in fresh.hits:
+                if var in frame.constvar_to_val:
+                    frame.constvar_to_val[var] = vt
+            fresh.hits.clear()
+            fresh.pending.clear()
+        self.pending.clear()
 
     def mutates(self, t, fn):
-        """An in-place op `fn` on t: under grad, t must have been made inside (torch)."""
-        frame = self.frames[-1] if self.frames else self
-        if frame.kind != "grad" or id(t._storage) in frame.born:
-            return
-        a = t._storage.array
-        if not (isinstance(a, jax.core.Tracer) and a._trace is frame.trace):
-            name = fn.__name__.lstrip("_")
+        """An in-place op `fn` on t: under a grad-like transform (grad, vjp, jvp, jacrev,
+        jacfwd) t must have been made inside it, or be one of its inputs, as torch's;
+        counting from the level where t's storage was made or last written."""
+        levels = [self, *self.frames]
+        st = t._storage
+        a = st.array
+        made = -1
+        for j in range(len(levels) - 1, -1, -1):
+            lv = levels[j]
+            if id(st) in lv.born or (isinstance(a, jax.core.Tracer) and lv.trace is not None
+                                     and a._trace is lv.trace):
+                made = j
+                break
+        name = fn.__name__.lstrip("_")
+        self.ops.setdefault(id(st), (name, t._shape, len(self.frames)))
+        levels[-1].inplace = True
+        if any(lv.kind in _GRAD_LIKE for lv in levels[made + 1:]):
             raise RuntimeError(
                 "During a grad (vjp, jvp, grad, etc) transform, the function provided "
                 f"attempted to call in-place operation (aten::{name}_{_OVERLOAD.get(name, '')})"
@@ -667,29 +1166,68 @@ class _Capture:
             st.array = old
             st.generation += 1
 
+    def evaluate(self, x):
+        """The value of the tracer x of one of the call's traces, from the equations it
+        depends on (NOTE [values in a trace]); _NoValue if it depends on an input with
+        none."""
+        entry = self.inputs.get(id(x._trace))
+        if entry is None:
+            raise _NoValue
+        tr, values = entry
+        var = x.val if hasattr(x, "val") else None
+        if isinstance(var, Literal):
+            return var.val
+        frame = tr.frame
+        need, eqns = {var}, []
+        for e in reversed(frame.get_eqns()):
+            if any(v in need for v in e.outvars):
+                eqns.append(e)
+                need.update(v for v in e.invars if not isinstance(v, Literal))
+        eqns.reverse()
+        invars = [v for v in frame.invars if v in need]
+        args = [self._known(a) for v, a in zip(frame.invars, values) if v in need]
+        consts = frame.constvar_to_val
+        constvars = [v for v in need if v in consts]
+        jaxpr = _undonated(Jaxpr(constvars, invars, [var], eqns))
+        with jax.ensure_compile_time_eval():
+            out = jax.core.eval_jaxpr(jaxpr, [self._known(consts[v]) for v in constvars],
+                                      *args)[0]
+        COUNTS["concretized"] += 1
+        (self.frames[-1] if self.frames else self).concrete = True
+        return out
 
+    def _known(self, a):
+        if isinstance(a, jax.ShapeDtypeStruct):
+            raise _NoValue
+        if isinstance(a, jax.core.Tracer):
+            return self.evaluate(a)
+        return a
+
+
+_GRAD_LIKE = ("grad", "jvp", "jacrev", "jacfwd")  # (their captured tensors: read-only)
 _OVERLOAD = dict.fromkeys(("add", "sub", "mul", "div", "remainder", "floor_divide"), ".Tensor")
 _OVERLOAD.update(dict.fromkeys(("fill", "masked_fill", "pow"), ".Scalar"))
 
 
 class _Frame(dict):
     """A _deferred trace's writes (id(storage) -> (storage, array before)); its kind,
-    jax trace and the storages factories made in it."""
-    __slots__ = ("born", "kind", "trace")
+    jax trace, the storages factories made in it, the tensors marked by identity,
+    whether a value was read from it and whether an in-place op ran in it."""
+    __slots__ = ("born", "concrete", "inplace", "kind", "loose", "trace")
 
     def __init__(self, kind):
         super().__init__()
-        self.kind, self.born = kind, set()
+        self.kind, self.born, self.loose, self.trace, self.concrete = \
+            kind, set(), {}, None, False
+        self.inplace = False  # an in-place op ran in it (saved versions are checked)
 
 
-_NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
-                 jax.errors.TracerIntegerConversionError)
-
-_PROGRAMS = {}  # jaxpr key -> [sightings, compiled or None]
+_PROGRAMS = EXECUTABLES.owner({})  # jaxpr key -> [[sightings, compiled or None], stamp]
 # what ran (tests count the fast paths): programs traced, compiled and run compiled or
-# primitive by primitive; deferred transforms built or found; calls that needed values
+# primitive by primitive; deferred transforms built or found; values read from a trace;
+# captured tensors marked by their array's identity (NOTE [captured tensors])
 COUNTS = {"traced": 0, "compiled": 0, "compiled_runs": 0, "eager_runs": 0,
-          "deferred_built": 0, "deferred_reused": 0, "untraceable": 0}
+          "deferred_built": 0, "deferred_reused": 0, "concretized": 0, "loose": 0}
 
 
 class _Program:
@@ -697,80 +1235,59 @@ class _Program:
     evaluates it. Every call is traced anew (the user's Python runs each time, as
     eagerly); equal jaxprs share one compiled executable, made on the second sighting.
     Arrays the function closes over (its consts) are inputs; `captured` are the tensors
-    requiring grad among them, `written` the storages it wrote in place."""
+    requiring grad among them (at the consts `cpos`, NOTE [captured tensors]), `written`
+    the storages it wrote in place."""
 
     @staticmethod
     def trace(compute, arrays, grad, kind=None):
-        """The program of compute(*arrays), or None if tracing it needs concrete values.
-        grad: note the tensors requiring grad it reads (autograd over the call); kind:
-        _Capture's."""
+        """The program of compute(*arrays), traced once. grad: note the tensors
+        requiring grad it reads (autograd over the call); kind: _Capture's."""
         prog = _Program()
-        cap = _trace(prog, compute, arrays, grad, kind)
-        if cap is None:
-            return None
-        if cap.read:  # another tensor may read the same array (a detached alias, a
-            # factory's cached constant): retrace with arrays of their own
-            cap = _trace(prog, compute, arrays, grad, kind, [t for t, _ in cap.read.values()])
-        consts = {id(c): k for k, c in enumerate(prog.consts)}
-        prog.cpos, prog.captured = [], []
-        for t, v in cap.read.values():
-            k = consts.get(id(v))
-            if k is not None and prog.consts[k] is v:
-                prog.cpos.append(k)
-                prog.captured.append(t)
+        cap = _Capture(grad, kind=kind)
+
+        def traced(*arrs):
+            cap.trace = cap.enter(arrays)
+            outs = compute(*arrs)
+            cap.flush()
+            return outs + [st.array for st, _ in cap.written.values()]
+        try:
+            with _capturing(cap):
+                jaxpr, consts = _trace_jaxpr(traced, arrays)
+        finally:
+            cap.leave(cap.trace)
+            cap.undo_writes()
+        COUNTS["traced"] += 1
+        prog.jaxpr, prog.consts = jaxpr, _resolve(cap.loose, consts)
+        prog.run = _executable(jaxpr)
+        prog.cpos, prog.captured = _captured_in(prog.consts, cap)
         prog.written = [st for st, _ in cap.written.values()]
         return prog
 
     def consts_with(self, captured, consts=None):
         """The consts (or `consts`) with the captured tensors' values `captured`."""
         out = list(self.consts if consts is None else consts)
-        for k, a in zip(self.cpos, captured):
-            out[k] = a
+        for k, j in self.cpos:
+            out[k] = captured[j]
         return out
+
+    def used(self):
+        """Which inputs (arrays, then captured) the outputs use."""
+        used = _used(self.jaxpr)
+        n = len(self.consts)
+        cap = [False] * len(self.captured)
+        for k, j in self.cpos:
+            cap[j] = cap[j] or used[k]
+        return used[n:] + cap
 
     def reached(self, mask):
         """Which outputs depend on the inputs `mask` marks (arrays, then captured)."""
-        n = len(mask) - len(self.cpos)
+        n = len(mask) - len(self.captured)
         consts = self.consts_with(mask[n:], [False] * len(self.consts))
         return _reached(self.jaxpr, consts + list(mask[:n]))
 
     def __call__(self, *arrays):
-        n = len(arrays) - len(self.cpos)
+        n = len(arrays) - len(self.captured)
         return self.run(self.consts_with(arrays[n:]), *arrays[:n])
-
-
-def _trace(prog, compute, arrays, grad, kind=None, distinct=()):
-    """Trace compute(*arrays) into prog (jaxpr, consts, run); the _Capture, or None if
-    the trace needs concrete values (the random stream and written storages are put
-    back). distinct: tensors given arrays of their own while it traces."""
-    cap = _Capture(grad, kind=kind)
-    key0 = creation._rng.key
-    swapped = [(t, t._storage) for t in distinct if t._vchain is None]
-    for t, st in swapped:
-        t._storage = Storage(jnp.array(st.array, copy=True))
-    for t in distinct:
-        if t._vchain is not None:  # a view: a distinct copy as its cached array
-            t._arr = jnp.array(t._value, copy=True)
-
-    def traced(*arrs):
-        cap.trace = arrs[0]._trace if arrs else None
-        outs = compute(*arrs)
-        return outs + [st.array for st, _ in cap.written.values()]
-    try:
-        with _capturing(cap):
-            jaxpr, consts = _trace_jaxpr(traced, arrays)
-    except _NEEDS_VALUES:
-        creation._rng.key = key0
-        COUNTS["untraceable"] += 1
-        return None
-    finally:
-        cap.undo_writes()
-        for t, st in swapped:
-            t._storage = st
-    COUNTS["traced"] += 1
-    prog.jaxpr, prog.consts = jaxpr, consts
-    prog.run = _executable(jaxpr)
-    return cap
 
 
 def _reached(jaxpr, mask):
@@ -800,13 +1317,17 @@ def _executable(jaxpr):
     entry = None if key is None else _PROGRAMS.get(key)
     if entry is None:
         if key is not None:
-            put_bounded(_PROGRAMS, key, [1, None], 64)
+            EXECUTABLES.put(_PROGRAMS, key, [1, None])
         run = _eager(jaxpr)
         run.key = key
         return run
+    entry[1] = EXECUTABLES.now
+    EXECUTABLES.poll()
+    entry = entry[0]  # [sightings, compiled or None]
     if entry[1] is None:
         first = jaxpr
-        entry[1] = jax.jit(lambda consts, *args: jax.core.eval_jaxpr(first, consts, *args))
+        entry[1] = EXECUTABLES.track(
+            jax.jit(lambda consts, *args: jax.core.eval_jaxpr(first, consts, *args)))
         COUNTS["compiled"] += 1
     compiled = entry[1]
 
@@ -817,7 +1338,24 @@ def _executable(jaxpr):
     return run
 
 
+def _undonated(jaxpr):
+    """The jaxpr with no argument of its equations donated. Run primitive by primitive,
+    a kernel staged with donation (an in-place op on a captured tensor's array) would
+    free a const the program keeps, or the tensor's own array; jitted whole, jax ignores
+    the inner donation."""
+    eqns, changed = [], False
+    for e in jaxpr.eqns:
+        d = e.params.get("donated_invars")
+        if d and any(d):
+            e = e.replace(params={**e.params, "donated_invars": (False,) * len(d)})
+            changed = True
+        eqns.append(e)
+    return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
 def _eager(jaxpr):
+    jaxpr = _undonated(jaxpr)
+
     def run(consts, *args):
         COUNTS["eager_runs"] += 1
         return jax.core.eval_jaxpr(jaxpr, consts, *args)
@@ -878,28 +1416,43 @@ def _check_argnums(argnums, nargs):
     return tuple(a % nargs for a in nums)
 
 
-def _diff_args(args, argnums, needs_grad=True):
-    """(leaves, spec, rebuild) of the arguments selected by argnums; rebuild(new leaves)
-    gives the full argument tuple with those arguments replaced."""
-    nums = _check_argnums(argnums, len(args))
-    chosen = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
-    leaves, spec = _flatten(chosen)
-    for x in leaves:
-        if not isinstance(x, Tensor):
-            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-        if needs_grad and not x.dtype.is_differentiable:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+class _Args:
+    """The tensor arguments of a call to grad/jacrev/jacfwd as inputs of the traced
+    function, as torch wraps every tensor argument at the transform's level: `tensors`
+    the differentiated ones (argnums, in its order: `leaves`, of structure `spec`) then
+    the other tensor leaves, which the function may modify in place; rebuild(new) is
+    the argument tuple with `new` in their places."""
+    __slots__ = ("flat", "full", "leaves", "n_diff", "pos", "spec", "tensors")
 
-    def rebuild(new):
-        tree = _unflatten(spec, new)
-        full = list(args)
-        if isinstance(argnums, int):
-            full[nums[0]] = tree
-        else:
-            for i, t in zip(nums, tree):
-                full[i] = t
-        return tuple(full)
-    return leaves, spec, rebuild
+    def __init__(self, args, argnums, needs_grad=True):
+        nums = _check_argnums(argnums, len(args))
+        chosen = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
+        self.leaves, self.spec = _flatten(chosen)
+        for x in self.leaves:
+            if not isinstance(x, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got "
+                                 f"{type(x)}")
+            if needs_grad and not x.dtype.is_differentiable:
+                raise RuntimeError("only Tensors of floating point dtype can require "
+                                   "gradients")
+        self.flat, self.full = _flatten(tuple(args))
+        starts, k = [], 0
+        for c in self.full.children:
+            starts.append(k)
+            k += c.num_leaves()
+        diff = [p for i in nums
+                for p in range(starts[i], starts[i] + self.full.children[i].num_leaves())]
+        seen = set(diff)
+        self.pos = diff + [p for p, x in enumerate(self.flat)
+                           if p not in seen and isinstance(x, Tensor)]
+        self.n_diff = len(diff)
+        self.tensors = [self.flat[p] for p in self.pos]
+
+    def rebuild(self, new):
+        flat = list(self.flat)
+        for p, t in zip(self.pos, new):
+            flat[p] = t
+        return _unflatten(self.full, flat)
 
 
 def _split_aux(out, has_aux, where):
@@ -918,7 +1471,22 @@ def _aux_arrays(aux):
 
 
 def _tensors(arrays, spec):
-    return _unflatten(spec, [_wrap(a) for a in arrays])
+    return _unflatten(spec, [_tensor(a) for a in arrays])
+
+
+def _flat_outputs(pure):
+    """pure(*arrays) -> (outputs, aux, modified inputs) as one flat list."""
+    def f(*arrs):
+        outs, aux, muts = pure(*arrs)
+        return [*outs, *aux, *muts]
+    return f
+
+
+def _others(others, info):
+    """(aux, values of the modified inputs, written values): a transform's outputs after
+    its own, in that order (pure's, then _deferred's)."""
+    a, m = info["n_aux"], len(info["mutated"])
+    return others[:a], others[a:a + m], others[a + m:]
 
 
 # ---- grad, grad_and_value, vjp ------------------------------------------------------
@@ -933,16 +1501,19 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _no_saved_hooks()
         return _over_autograd(lambda *a: _grad_and_value(a, kwargs), args, direct=True)
 
     def _grad_and_value(args, kwargs):
-        leaves, spec, rebuild = _diff_args(args, argnums)
+        a = _Args(args, argnums)
         where = "grad_and_value(f)(*args)"
-        info = {}
+        info = {"n_aux": 0}
 
         def pure(*arrs):
+            ins = _inputs(arrs, a.n_diff)
             with _inside("grad"):
-                out = func(*rebuild(_inputs(arrs, "grad")), **kwargs)
+                out = func(*a.rebuild(ins), **kwargs)
+                stats = FUNC.levels[-1].stats
             out, aux = _split_aux(out, has_aux, where)
             if not isinstance(out, Tensor):
                 raise RuntimeError(f"{where}: Expected f(*args) to return a Tensor, got "
@@ -954,20 +1525,27 @@ def grad_and_value(func, argnums=0, has_aux=False):
             if out.dtype.is_complex:
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
+            info["error"] = _saved_error([out])
+            auxv = []
             if has_aux:
-                aux, info["aux"] = _aux_arrays(aux)
-            return out._value, aux
+                auxv, info["aux"] = _aux_arrays(aux)
+            info["n_aux"], info["mutated"] = len(auxv), _mutated(ins, arrs)
+            info["stats"] = [i for i in info["mutated"] if id(ins[i]._storage) in stats]
+            info["versions"] = [ins[i]._version for i in info["mutated"]]
+            return [out._value], auxv, [ins[i]._value for i in info["mutated"]]
 
-        arrays = [t._value for t in leaves]
-        if FUNC.capture is not None:  # a program's trace: the vjp applied to f's jaxpr
-            fn, consts, write = _deferred("grad", (), pure, arrays, _grad_program)
-            value, grads, aux, written = fn(consts, *arrays)
-            write(written)
+        arrays = [t._value for t in a.tensors]
+        if FUNC.capture is not None:  # a call's trace: the vjp applied to f's jaxpr
+            d = _deferred("grad", pure, arrays, lambda: a.n_diff, _grad_program)
+            value, grads, others = d.run(d.made, *arrays)
         else:
-            value, pullback, aux = jax.vjp(pure, *arrays, has_aux=True)
-            grads = [_conj(g) for g in pullback(jnp.ones_like(value))]
-        g = _tensors(grads, spec)
-        value = _wrap(value)
+            value, grads, others = _grad_eval(_flat_outputs(pure), arrays, a.n_diff)
+        aux, muts, written = _others(others, info)
+        if FUNC.capture is not None:
+            d.write(written)
+        _write_back(a.tensors, info["mutated"], muts, info)
+        g = _tensors(grads, a.spec)
+        value = _tensor(value)
         if has_aux:
             return g, (value, _tensors(aux, info["aux"]))
         return g, value
@@ -997,12 +1575,16 @@ def _real_only(tensors, name, what):
                                f"tensor at flattened input idx: {i}")
 
 
-def _traced_outputs(func, spec, has_aux, where, kind, info, real=None):
-    """pure(*arrays) -> (output arrays, aux arrays) for vjp/jvp/linearize/jacobians
-    (`real`: the jacobian's name, whose outputs must be real)."""
+def _traced_outputs(call, n_grad, has_aux, where, kind, info, real=None):
+    """pure(*arrays) -> (output arrays, aux arrays, arrays of the inputs modified in
+    place) for vjp/jvp/linearize/jacobians: call(input tensors) runs the user's function
+    (the first n_grad inputs require grad; `real`: the jacobian's name, whose outputs
+    must be real)."""
     def pure(*arrs):
+        ins = _inputs(arrs, n_grad)
         with _inside(kind):
-            out = func(*_unflatten(spec, _inputs(arrs, kind)))
+            out = call(ins)
+            stats = FUNC.levels[-1].stats
         out, aux = _split_aux(out, has_aux, where)
         if out is None and kind == "vjp":
             raise RuntimeError(f"{where}: Expected f to be a function that has non-empty "
@@ -1013,9 +1595,14 @@ def _traced_outputs(func, spec, has_aux, where, kind, info, real=None):
         if real:
             _real_only(leaves, real, "outputs")
         info["meta"] = [(t._shape, t.dtype) for t in leaves]
+        info["error"] = _saved_error(leaves) if kind in _REVERSE else None
+        auxv = []
         if has_aux:
-            aux, info["aux"] = _aux_arrays(aux)
-        return [t._value for t in leaves], aux
+            auxv, info["aux"] = _aux_arrays(aux)
+        info["n_aux"], info["mutated"] = len(auxv), _mutated(ins, arrs)
+        info["stats"] = [i for i in info["mutated"] if id(ins[i]._storage) in stats]
+        info["versions"] = [ins[i]._version for i in info["mutated"]]
+        return [t._value for t in leaves], auxv, [ins[i]._value for i in info["mutated"]]
     return pure
 
 
@@ -1036,29 +1623,46 @@ def vjp(func, *primals, has_aux=False):
     >>> fn(torch.tensor([1., 2.]))
     (tensor([3., 6.]),)
     """
+    _no_saved_hooks()
     leaves, spec = _primals(primals)
     info = {}
-    pure = _traced_outputs(lambda *a: func(*a), spec, has_aux, "vjp(f, *primals)", "vjp", info)
+    pure = _traced_outputs(lambda ins: func(*_unflatten(spec, ins)), len(leaves), has_aux,
+                           "vjp(f, *primals)", "vjp", info)
     traced = _traced_once(pure, leaves, "grad")  # (mutating a captured tensor: torch's error)
     if traced is not None:  # one program: outputs and vjp_fn's gradients through autograd
-        prog, n_out, outs = traced
+        prog, n_out, outs, aux, muts = traced
+        _write_back(leaves, info["mutated"], muts, {**info, "error": None})
         out_spec, meta = info["out"], info["meta"]
 
         def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
             cts = [c if isinstance(c, Tensor) else _wrap(c)
                    for c in _cotangents(cotangents, out_spec, meta)]
+            if info["error"] is not None:  # (torch's backward: a saved tensor modified)
+                raise info["error"]
             return _unflatten(spec, _through_program(prog, leaves, cts, _vjp_of, "vjp", n_out,
                                                      create_graph))
-        out = _unflatten(out_spec, outs[:n_out])
+        out = _unflatten(out_spec, outs)
         if has_aux:
-            return out, vjp_fn, _unflatten(info["aux"], outs[n_out:])
+            return out, vjp_fn, _unflatten(info["aux"], aux)
         return out, vjp_fn
-    outs, pullback, aux = jax.vjp(pure, *[t._value for t in leaves], has_aux=True)
+    flat, d = _nested(pure, [t._value for t in leaves], "vjp")
+
+    def f(*arrs):
+        outs = flat(*arrs)
+        n_out = len(info["meta"])
+        return outs[:n_out], outs[n_out:]
+    outs, pullback, others = jax.vjp(f, *[t._value for t in leaves], has_aux=True)
+    aux, muts, written = _others(others, info)
+    if d is not None:
+        d.write(written)
+    _write_back(leaves, info["mutated"], muts, {**info, "error": None})
     out_spec, meta = info["out"], info["meta"]
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         cts = [c._value if isinstance(c, Tensor) else c
                for c in _cotangents(cotangents, out_spec, meta)]
+        if info["error"] is not None:
+            raise info["error"]
         grads = [_conj(g) for g in pullback([_conj(c) for c in cts])]
         return _tensors(grads, spec)
 
@@ -1140,8 +1744,21 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def _jvp(func, primals, tangents, has_aux):
     leaves, spec, tans = _tangents(primals, tangents)
     info = {}
-    pure = _traced_outputs(func, spec, has_aux, "jvp(f, primals, tangents)", "jvp", info)
-    (outs, aux), (t_outs, _) = jax.jvp(pure, [t._value for t in leaves], tans)
+    pure = _traced_outputs(lambda ins: func(*_unflatten(spec, ins)), 0, has_aux,
+                           "jvp(f, primals, tangents)", "jvp", info)
+    arrays = [t._value for t in leaves]
+    if FUNC.capture is not None:  # a call's trace: jax.jvp applied to f's jaxpr
+        d = _deferred("jvp", pure, arrays, lambda: len(info["meta"]), _jvp_program)
+        outs, t_outs, others = d.run(d.made, arrays, tans)
+    else:
+        flat = _flat_outputs(pure)
+        alls, t_alls = jax.jvp(flat, arrays, tans)
+        n = len(info["meta"])
+        outs, t_outs, others = alls[:n], t_alls[:n], alls[n:]
+    aux, muts, written = _others(others, info)
+    if FUNC.capture is not None:
+        d.write(written)
+    _write_back(leaves, info["mutated"], muts, info)
     out, t_out = _tensors(outs, info["out"]), _tensors(t_outs, info["out"])
     if has_aux:
         return out, t_out, _tensors(aux, info["aux"])
@@ -1150,6 +1767,8 @@ def _jvp(func, primals, tangents, has_aux):
 
 def linearize(func, *primals):
     """torch.func.linearize: (output, jvp_fn) where jvp_fn(*tangents) is the pushforward.
+    As torch's, the function runs twice: called as it is for the output, then traced
+    for jvp_fn (whose primals are constants).
 
     >>> import eagergrad as torch
     >>> out, fn = torch.func.linearize(lambda x: x.sin(), torch.zeros(2))
@@ -1157,29 +1776,95 @@ def linearize(func, *primals):
     tensor([1., 1.])
     """
     leaves, spec = _primals(primals)
+    output = func(*primals)
     info = {}
-    pure = _traced_outputs(func, spec, False, "linearize(f, *primals)", "jvp", info)
-    traced = _traced_once(pure, leaves)
-    if traced is not None:  # one program: outputs and jvp_fn's tangents through autograd
-        prog, n_out, outs = traced
+    pure = _traced_outputs(lambda ins: func(*_unflatten(spec, ins)), 0, False,
+                           "linearize(f, *primals)", "linearize", info)
+    arrays = [t._value for t in leaves]
+    if not _enclosed(arrays):  # one program, its outputs unused: jvp_fn's tangents
+        n = []
+
+        def compute(*arrs):
+            outs, _, muts = pure(*arrs)
+            n[:] = [len(outs)]
+            return list(outs) + list(muts)
+        prog = _Program.trace(compute, arrays, STATE.grad)
+        res = [_wrap(r) for r in prog(*arrays, *[t._value for t in prog.captured])]
+        k = len(res) - len(prog.written)
+        for st, o in zip(prog.written, res[k:]):
+            st.array = o._value
+            st.generation += 1
+        _write_back(leaves, info["mutated"], res[n[0]:k])
+        held = []
 
         def jvp_fn(*tangents):
             _tangents(primals, tangents)  # (torch's errors)
             tans = [t if t.dtype is p.dtype else t.to(p.dtype)
                     for p, t in zip(leaves, _flatten(tangents)[0])]
-            return _unflatten(info["out"], _through_program(
-                prog, leaves, tans, _jvp_of, "jvp", n_out, constant_primals=True))
-        return _unflatten(info["out"], outs), jvp_fn
-    outs, lin = jax.linearize(lambda *a: pure(*a)[0], *[t._value for t in leaves])
-    out_spec = info["out"]
+            outs = _through_program(prog, leaves, tans, _jvp_of, "jvp", n[0],
+                                    constant_primals=True)
+            return _unflatten(info["out"], _held_constants(prog, leaves, tans, outs, held))
+        return output, jvp_fn
+    flat, d = _nested(pure, arrays, "linearize")
+    outs, lin = jax.linearize(flat, *arrays)
+    n, m = len(info["meta"]), len(info["mutated"])
+    if d is not None:
+        d.write(outs[n + m:])
+    _write_back(leaves, info["mutated"], outs[n:n + m])
 
     def jvp_fn(*tangents):
         _, _, tans = _tangents(primals, tangents)
-        return _tensors(lin(*tans), out_spec)
-    return _tensors(outs, out_spec), jvp_fn
+        return _tensors(lin(*tans)[:n], info["out"])
+    return output, jvp_fn
+
+
+def _held_constants(prog, leaves, tans, outs, held):
+    """torch's linearize keeps, in jvp_fn's graph, the values it derived from the primals
+    and captured tensors as constants, which require grad when those do: an output of
+    jvp_fn that uses one requires grad, though autograd reaches no tensor through it
+    (its node leads to a leaf of its own). held: [which outputs], found once."""
+    if not STATE.grad:
+        return outs
+    mask = [t._requires_grad for t in leaves] + [True] * len(prog.captured)
+    if not any(mask):
+        return outs
+    if not held:
+        n = len(outs)
+
+        def pushed(arrays, caps, tangents):
+            def f(*a):
+                return jax.core.eval_jaxpr(prog.jaxpr, prog.consts_with(caps), *a)[:n]
+            return jax.jvp(f, list(arrays), list(tangents))[1]
+        closed = jax.make_jaxpr(pushed)([t._value for t in leaves],
+                                        [t._value for t in prog.captured],
+                                        [t._value for t in tans])
+        held.append(_reached(closed.jaxpr, [False] * len(closed.jaxpr.constvars) + mask
+                             + [False] * len(tans)))
+    anchor = _make(jnp.zeros((), jnp.float32))
+    anchor._requires_grad = True
+    return [_TransformOutput.apply(lambda a, o=o: [o._value], anchor)[0]
+            if h and not o._requires_grad else o for o, h in zip(outs, held[0])]
 
 
 # ---- jacobians -------------------------------------------------------------------------
+def _nested(pure, arrays, kind):
+    """(f, _Deferred or None) for vjp/linearize nested in a transform or under a jax
+    trace: f(*arrays) -> pure's outputs flat (then written values), for jax's vjp or
+    linearize. Inside a call's trace the function is traced at its own level first, as
+    the other transforms' (NOTE [captured tensors]: jax's residuals are then the
+    placeholders of the captured tensors, not their arrays)."""
+    if FUNC.capture is None:
+        return _flat_outputs(pure), None
+    d = _deferred(kind, _flat_outputs(pure), arrays, tuple, _eval_program)
+    return (lambda *a: d.made(d.consts, *a)), d
+
+
+def _eval_program(jaxpr, n_writes, static):
+    def program(consts, *arrays):
+        return jax.core.eval_jaxpr(jaxpr, consts, *arrays)
+    return program
+
+
 def _jacobian_tree(blocks, out_spec, in_spec):
     """The jacobian pytree: the output structure, each output leaf replaced by the
     structure of the differentiated arguments (blocks[k][j]: output k, input leaf j)."""
@@ -1206,35 +1891,29 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None,
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _no_saved_hooks()
         return _over_autograd(lambda *a: _jacrev(a, kwargs), args)
 
     def _jacrev(args, kwargs):
-        leaves, spec, rebuild = _diff_args(args, argnums, needs_grad=False)
-        _real_only(leaves, "jacrev", "inputs")
+        a = _Args(args, argnums, needs_grad=False)
+        _real_only(a.leaves, "jacrev", "inputs")
         info = {}
-        pure = _traced_outputs(
-            lambda *a: func(*rebuild(a), **kwargs), _flatten(tuple(leaves))[1], has_aux,
-            "vjp(f, *primals)", "vjp", info, real="jacrev")
-        outs, pullback, aux = jax.vjp(pure, *[t._value for t in leaves], has_aux=True)
-        sizes = [o.size for o in outs]
-        total = sum(sizes)
-
-        def row(e):  # the vjp of one basis vector of the flattened outputs
-            cts, off = [], 0
-            for o, n in zip(outs, sizes):
-                cts.append(e[off:off + n].reshape(o.shape).astype(o.dtype))
-                off += n
-            return [_conj(g) for g in pullback(cts)]
-        eye = jnp.eye(total, dtype=jnp.float32)
-        parts = [jax.vmap(row)(eye[a:b]) for a, b in _chunks(total, chunk_size)]
-        rows = [jnp.concatenate([p[j] for p in parts]) if len(parts) > 1 else parts[0][j]
-                for j in range(len(leaves))]
-        blocks, off = [], 0
-        for o, n in zip(outs, sizes):
-            blocks.append([r[off:off + n].reshape(o.shape + r.shape[1:]) for r in rows])
-            off += n
-        blocks = [[_wrap(b) for b in row_] for row_ in blocks]
-        jac = _jacobian_tree(blocks, info["out"], spec)
+        pure = _traced_outputs(lambda ins: func(*a.rebuild(ins), **kwargs), a.n_diff,
+                               has_aux, "vjp(f, *primals)", "vjp", info, real="jacrev")
+        arrays = [t._value for t in a.tensors]
+        if FUNC.capture is not None:  # a call's trace: the jacobian of f's jaxpr
+            d = _deferred("jacrev", pure, arrays,
+                          lambda: (a.n_diff, len(info["meta"]), chunk_size), _jacrev_program)
+            blocks, others = d.run(d.made, *arrays)
+        else:  # (the number of outputs is known once the function ran)
+            blocks, others = _jacrev_eval(_flat_outputs(pure), arrays, a.n_diff,
+                                          lambda: len(info["meta"]), chunk_size)
+        aux, muts, written = _others(others, info)
+        if FUNC.capture is not None:
+            d.write(written)
+        _write_back(a.tensors, info["mutated"], muts, info)
+        blocks = [[_tensor(b) for b in row_] for row_ in blocks]
+        jac = _jacobian_tree(blocks, info["out"], a.spec)
         if has_aux:
             return jac, _tensors(aux, info["aux"])
         return jac
@@ -1266,48 +1945,41 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         return _over_autograd(lambda *a: _jacfwd(a, kwargs), args)
 
     def _jacfwd(args, kwargs):
-        leaves, spec, rebuild = _diff_args(args, argnums, needs_grad=False)
-        _real_only(leaves, "jacfwd", "inputs")
+        a = _Args(args, argnums, needs_grad=False)
+        _real_only(a.leaves, "jacfwd", "inputs")
         info = {}
-        where = "jvp(f, primals, tangents)"
-        inner = _traced_outputs(lambda *a: func(*rebuild(a), **kwargs),
-                                _flatten(tuple(leaves))[1], has_aux, where, "jacfwd", info,
-                                real="jacfwd")
+        inner = _traced_outputs(lambda ins: func(*a.rebuild(ins), **kwargs), 0, has_aux,
+                                "jvp(f, primals, tangents)", "jacfwd", info, real="jacfwd")
 
-        column_index = []  # (randomness="different": a draw per column, as vmap's)
-
-        def pure(*arrs):
-            FUNC.levels.append(_Level("jacfwd", randomness, *column_index))
+        def pure(index, *arrs):  # (randomness="different": a draw per column, as vmap's)
+            FUNC.levels.append(_Level("jacfwd", randomness, index))
             try:
                 return inner(*arrs)
             finally:
                 FUNC.levels.pop()
-        primals = [t._value for t in leaves]
-        sizes = [p.size for p in primals]
-        total = sum(sizes)
+        arrays = [t._value for t in a.tensors]
+        if FUNC.capture is not None:  # a call's trace: the jacobian of f's jaxpr
+            index = jax.ShapeDtypeStruct((), _indices(0, 1).dtype)
+            d = _deferred("jacfwd", pure, [index, *arrays],
+                          lambda: (a.n_diff, len(info["meta"]), randomness), _jacfwd_program)
+            blocks, others = d.run(d.made, *arrays)
+        else:
+            flat = _flat_outputs(inner)
 
-        def column(e, i):
-            column_index[:] = [i]
-            tans, off = [], 0
-            for p, n in zip(primals, sizes):
-                tans.append(e[off:off + n].reshape(p.shape).astype(p.dtype))
-                off += n
-            (outs, aux), (t_outs, _) = jax.jvp(pure, primals, tans)
-            return outs, aux, t_outs
-        shared = None if randomness != "different" else 0
-        _, aux, cols = jax.vmap(column, out_axes=(shared, shared, 0))(
-            jnp.eye(total, dtype=jnp.float32), jnp.arange(total))
-        if shared == 0 and aux is not None:  # (the first column's aux, as torch's)
-            aux = [a[0] for a in aux]
-        blocks = []
-        for c in cols:  # (total, *out_shape) -> one block per input leaf
-            row_, off = [], 0
-            for p, n in zip(primals, sizes):
-                b = jnp.moveaxis(c[off:off + n], 0, -1)
-                row_.append(_wrap(b.reshape(c.shape[1:] + p.shape)))
-                off += n
-            blocks.append(row_)
-        jac = _jacobian_tree(blocks, info["out"], spec)
+            def f(i, *arrs):
+                FUNC.levels.append(_Level("jacfwd", randomness, i))
+                try:
+                    return flat(*arrs)
+                finally:
+                    FUNC.levels.pop()
+            blocks, others = _jacfwd_eval(f, arrays, a.n_diff, lambda: len(info["meta"]),
+                                          randomness)
+        aux, muts, written = _others(others, info)
+        if FUNC.capture is not None:
+            d.write(written)
+        _write_back(a.tensors, info["mutated"], muts, info)
+        blocks = [[_tensor(b) for b in row_] for row_ in blocks]
+        jac = _jacobian_tree(blocks, info["out"], a.spec)
         if has_aux:
             return jac, _tensors(aux, info["aux"])
         return jac
@@ -1425,6 +2097,28 @@ _VMAP_INPLACE = (
     "called inside the PyTorch framework, please file a bug report instead.")
 
 
+def _vmap_inplace(op, size):
+    """torch's error for an in-place write of a batched value into an unbatched tensor
+    under vmap, which is its batching rule's for the op: `op` (name, tensor shape,
+    transform depth) is the first in-place op on the storage (None: unknown)."""
+    if op is None:
+        return _VMAP_INPLACE
+    name, shape, depth = op
+    if name in ("add", "atan2"):  # (their rule writes the broadcast result: the shape check)
+        return (f"output with shape {list(shape)} doesn't match the broadcast shape "
+                f"{[size, *shape]}")
+    if name in ("addcmul", "addcdiv", "pow", "lerp"):  # (the batching fallback's)
+        return (f"vmap: aten::{name}_(self, *extra_args) is not possible because there "
+                "exists a Tensor `other` in extra_args that has more elements than `self`. "
+                "This happened due to `other` being vmapped over but `self` not being "
+                f"vmapped over at level {depth}. Please try to use out-of-place operators "
+                f"instead of aten::{name}_. If said operator is being called inside the "
+                "PyTorch framework, please file a bug report instead.")
+    if name == "fill":
+        return _VMAP_INPLACE.replace("inplace arithmetic", "fill_")
+    return _VMAP_INPLACE
+
+
 def _batched(value, index):
     """Whether `value` is batched by the vmap whose hidden batched argument is `index`."""
     return isinstance(value, BatchTracer) and value._trace is index._trace
@@ -1466,6 +2160,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         # stats): written back to the caller's tensors afterwards
         mutated = [i for i, a in zip(tensors, arrs) if new[i]._storage.array is not a]
         info["out"], info["dims"], info["mutated"] = o_spec, o_dims, mutated
+        info["versions"] = [new[i]._version for i in mutated]
         info["storages"] = [new[i]._storage for i in mutated]
         return [x._value for x in o_leaves] + [new[i]._value for i in mutated]
 
@@ -1486,21 +2181,24 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
                 shape = list(st.array.shape)
                 raise RuntimeError(f"output with shape {shape} doesn't match the broadcast "
                                    f"shape {[size, *shape]}")
-            raise RuntimeError(_BN_STATS if id(st) in info["stats"] else _VMAP_INPLACE)
+            if id(st) in info["stats"]:
+                raise RuntimeError(_BN_STATS)
+            cap = FUNC.capture
+            raise RuntimeError(_vmap_inplace(None if cap is None else cap.ops.get(id(st)), size))
 
     arrays = [leaves[i]._value for i in tensors]
     axes = [dims[i] for i in tensors]
-    if FUNC.capture is not None:  # a program's trace: vmap applied to pure's jaxpr
+    if FUNC.capture is not None:  # a call's trace: vmap applied to pure's jaxpr
         def run(index, *arrs):  # (traced per chunk: a chunk sees the previous' writes)
             one = [x if d is None else
                    jax.ShapeDtypeStruct(x.shape[:d] + x.shape[d + 1:], x.dtype)
                    for x, d in zip(arrs, axes)]
-            (fn, batched), consts, write = _deferred(
-                "vmap", tuple(axes), pure, [jax.ShapeDtypeStruct((), index.dtype), *one],
-                functools.partial(_vmap_program, axes))
-            check(batched, write.args[1], write.born, index.shape[0])
-            outs, written = fn(consts, index, *arrs)
-            write(written)
+            d = _deferred("vmap", pure, [jax.ShapeDtypeStruct((), index.dtype), *one],
+                          lambda: tuple(axes), _vmap_program)
+            fn, batched = d.made
+            check(batched, d.through, d.born, index.shape[0])
+            outs, written = d.run(fn, index, *arrs)
+            d.write(written)
             return outs
     else:
         def run(index, *arrs):
@@ -1518,22 +2216,34 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         chunk = [x if d is None or (a, b) == (0, size) else
                  jax.lax.slice_in_dim(x, a, b, axis=d) for x, d in zip(arrays, axes)]
         parts.append(run(_indices(a, b), *chunk))
-    outs = [jnp.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k]
+    outs = [_cat0([p[k] for p in parts]) if len(parts) > 1 else parts[0][k]
             for k in range(len(parts[0]))]
     n_out = len(outs) - len(info["mutated"])
-    for i, o in zip(info["mutated"], outs[n_out:]):
-        leaves[i].copy_(_wrap(o[0] if dims[i] is None else jnp.moveaxis(o, 0, dims[i])))
+    for i, o, v in zip(info["mutated"], outs[n_out:], info["versions"]):
+        leaves[i].copy_(_tensor(o[0] if dims[i] is None else _movedim0(o, dims[i])))
+        leaves[i]._version_counter.version += v - 1
     result = []
     for o, d in zip(outs[:n_out], info["dims"]):
         if d is None:
-            result.append(_wrap(o[0]))
+            result.append(_tensor(o[0]))
             continue
         n = o.ndim
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
                              f"{n - 1}], but got {d})")
-        result.append(_wrap(o if d % n == 0 else jnp.moveaxis(o, 0, d)))
+        result.append(_tensor(o if d % n == 0 else _movedim0(o, d)))
     return _unflatten(info["out"], result)
+
+
+def _cat0(xs):
+    """The chunks' outputs concatenated (tensors under autograd over the call)."""
+    if any(isinstance(x, Tensor) for x in xs):
+        return cat([_tensor(x) for x in xs])
+    return jnp.concatenate(xs)
+
+
+def _movedim0(o, d):
+    return o.movedim(0, d) if isinstance(o, Tensor) else jnp.moveaxis(o, 0, d)
 
 
 # ---- functionalize ----------------------------------------------------------------------
