@@ -27,6 +27,11 @@ import dataclasses
 import functools
 import inspect
 import os
+
+# The suite meets thousands of (op, shape) pairs in one process and comes back to them
+# test after test: a larger starting bound on compiled executables spares recompiles
+# (the memory tests run their own processes with the default, see test_memory.py)
+os.environ.setdefault("EAGERGRAD_EXECUTABLES", "1024")
 import re
 import threading
 import warnings

@@ -2,6 +2,7 @@
 release_variables), on both executors, and a long training loop with changing shapes
 keeps RSS flat with every cache under its bound. Each check runs in a fresh process so
 that RSS says something."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,8 +26,9 @@ def live_mb():
 
 
 def _run(body):
+    env = {k: v for k, v in os.environ.items() if k != "EAGERGRAD_EXECUTABLES"}
     out = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(body)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
