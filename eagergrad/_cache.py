@@ -66,8 +66,11 @@ class Executables:
     `[value, stamp]` with one executable each (their keys carry the input shapes): a hit
     writes `entry[1] = EXECUTABLES.now` (the readers inline it), a miss calls `put`.
     *Tracked* jitted functions are shape-agnostic ones (a view chain's replay, the write
-    kernels, optimizers) whose per-shape executables live inside jax; `track` registers
-    them, and a sweep clears the cache of any that hold more than a few shapes.
+    kernels, forward-mode kernels, vmapped func programs) whose per-shape executables
+    live inside jax; `track` registers them, and a sweep clears the cache of any that
+    holds more than its limit of shapes (8, doubled on each clear up to 64). Kernels that
+    only ever see parameter shapes (optimizers, running-stat updates) are not tracked:
+    the model bounds them.
 
     The bound adapts: a put whose key was evicted recently (a ghost) means the working
     set is larger than the bound, so the bound grows by one, up to `max_size`; shapes
@@ -76,6 +79,7 @@ class Executables:
     lowering caches (bounded by jax at thousands of entries each, tens of KB apiece)."""
 
     PER_TRACKED = 8        # shapes a tracked function keeps before a sweep clears it
+    MAX_TRACKED = 64       # ... at most, after its limit doubled on each clear
     JAX_CLEAR_EVERY = 64   # evictions between clears of jax's staging caches
 
     def __init__(self, size=96, max_size=2048):
@@ -85,6 +89,7 @@ class Executables:
         self.count = 0        # keyed entries put since the last sweep's recount
         self.owners = []      # the keyed caches (dicts)
         self.tracked = weakref.WeakSet()
+        self.limits = weakref.WeakKeyDictionary()  # tracked function -> its shape limit
         self.ghosts = collections.OrderedDict()
         self.stats = collections.Counter()  # put, evicted, grown, cleared, jax_cleared
         self._since_jax_clear = 0
@@ -150,10 +155,14 @@ class Executables:
                 if e.__class__ is list:
                     entries.append((e[1], id(cache), k, cache))
         for f in list(self.tracked):
-            if f._cache_size() > self.PER_TRACKED:
+            limit = self.limits.get(f, self.PER_TRACKED)
+            if f._cache_size() > limit:
                 f.clear_cache()
+                # cleared again and again: its working set may be that large (a view
+                # replayed on a dozen sequence lengths); doubling stops a thrash
+                self.limits[f] = min(2 * limit, self.MAX_TRACKED)
                 self.stats["cleared"] += 1
-                self._since_jax_clear += self.PER_TRACKED
+                self._since_jax_clear += limit
         self.count = len(entries)
         if self.count <= self.size:
             self._clear_jax()

@@ -173,3 +173,23 @@ def test_new_shapes_every_step_level_off():
     # unbounded, each new shape added ~16 MB (about 20 executables of ~0.8-1.5 MB each,
     # and jax's caches): 320 MB per 20 shapes
     assert first < 40 and second < 40, (first, second)
+
+
+def test_a_tracked_function_with_a_larger_working_set_stops_being_cleared():
+    """A shape-agnostic kernel that cycles through 12 shapes (a view replayed on a dozen
+    sequence lengths) is cleared past its limit of 8, then its limit doubles: after that,
+    sweeps leave it alone and the cycle compiles nothing."""
+    import jax
+    import jax.numpy as jnp
+    from eagergrad._cache import Executables
+    ex = Executables(size=8)
+    f = ex.track(jax.jit(lambda x: x * 2))
+    xs = [jnp.ones(n) for n in range(1, 13)]
+    for _ in range(3):
+        for x in xs:
+            f(x)
+        ex._sweep()
+    assert ex.stats["cleared"] == 1 and ex.limits[f] == 16
+    for x in xs:
+        f(x)
+    assert f._cache_size() == 12

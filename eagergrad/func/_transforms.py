@@ -950,13 +950,15 @@ def _jacrev_eval(f, arrays, n, n_out, chunk_size):
     return blocks, others
 
 
-def _jacrev_program(jaxpr, n_writes, static):
-    n, n_out, chunk_size = static
-
-    def program(consts, *arrays):
-        return _jacrev_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays,
-                            n, n_out, chunk_size)
-    return program
+def _jacobian_program(evaluate):
+    """The program builder for jacrev or jacfwd: (jaxpr, n_writes, static) -> a function
+    of (consts, *arrays) that runs `evaluate(jaxpr's function, arrays, *static)`."""
+    def build(jaxpr, n_writes, static):
+        def program(consts, *arrays):
+            return evaluate(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays,
+                            *static)
+        return program
+    return build
 
 
 def _jacfwd_eval(f, arrays, n, n_out, randomness):
@@ -992,13 +994,8 @@ def _jacfwd_eval(f, arrays, n, n_out, randomness):
     return blocks, others
 
 
-def _jacfwd_program(jaxpr, n_writes, static):
-    n, n_out, randomness = static
-
-    def program(consts, *arrays):
-        return _jacfwd_eval(functools.partial(jax.core.eval_jaxpr, jaxpr, consts), arrays,
-                            n, n_out, randomness)
-    return program
+_jacrev_program = _jacobian_program(_jacrev_eval)
+_jacfwd_program = _jacobian_program(_jacfwd_eval)
 
 
 def _vmap_program(jaxpr, n_writes, axes):

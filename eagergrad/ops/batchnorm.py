@@ -12,7 +12,6 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes as D
-from .._cache import EXECUTABLES
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import FUNC, Tensor
 from ._table import call_op, defop
@@ -118,7 +117,7 @@ def _update_k(input, rm, rv, momentum):
             m * var.astype(rv.dtype) + (1 - m) * rv)
 
 
-_UPDATE = EXECUTABLES.track(jax.jit(_update_k))
+_UPDATE = jax.jit(_update_k)
 
 
 def _update_running(input, running_mean, running_var, momentum):

@@ -14,8 +14,6 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .._cache import EXECUTABLES
-
 
 def _real(a):
     return None if a is None else (jnp.stack([a.real, a.imag], -1)
@@ -93,8 +91,7 @@ def _lerp(a, b, w, small):
 
 
 def _jit(checks=(), **statics):
-    return lambda f: EXECUTABLES.track(
-        jax.jit(_complex_aware(f, checks), static_argnames=tuple(statics)))
+    return lambda f: jax.jit(_complex_aware(f, checks), static_argnames=tuple(statics))
 
 
 @_jit(((2, "a"),), maximize=0, weight_decay=0, momentum=0, nesterov=0, first=0)
