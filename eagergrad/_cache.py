@@ -68,19 +68,20 @@ class Executables:
     *Tracked* jitted functions are shape-agnostic ones (a view chain's replay, the write
     kernels, forward-mode kernels, vmapped func programs) whose per-shape executables
     live inside jax; `track` registers them, and a sweep clears the cache of any that
-    holds more than its limit of shapes (8, doubled on each clear up to 64). Kernels that
+    holds more than its limit of shapes (8, doubled on each clear up to 16). Kernels that
     only ever see parameter shapes (optimizers, running-stat updates) are not tracked:
     the model bounds them.
 
     The bound adapts: a put whose key was evicted recently (a ghost) means the working
     set is larger than the bound, so the bound grows by one, up to `max_size`; shapes
     seen once never come back as ghosts, so they never raise it. Sweeps evict an eighth
-    at a time, and every `JAX_CLEAR_EVERY` evictions clear jax's own tracing and
-    lowering caches (bounded by jax at thousands of entries each, tens of KB apiece)."""
+    at a time. Every `JAX_CLEAR_EVERY` compiles (counted by a jax listener) jax's own
+    tracing and lowering caches are cleared: bounded by jax at thousands of entries, they
+    hold about 1 MB per new shape of a func program."""
 
     PER_TRACKED = 8        # shapes a tracked function keeps before a sweep clears it
-    MAX_TRACKED = 64       # ... at most, after its limit doubled on each clear
-    JAX_CLEAR_EVERY = 64   # evictions between clears of jax's staging caches
+    MAX_TRACKED = 16       # ... at most, after its limit doubled on each clear
+    JAX_CLEAR_EVERY = 64   # XLA compiles between clears of jax's staging caches
 
     def __init__(self, size=96, max_size=2048):
         self.lock = threading.RLock()
@@ -92,8 +93,7 @@ class Executables:
         self.limits = weakref.WeakKeyDictionary()  # tracked function -> its shape limit
         self.ghosts = collections.OrderedDict()
         self.stats = collections.Counter()  # put, evicted, grown, cleared, jax_cleared
-        self._since_jax_clear = 0
-        self.compiles = self._compiles_at_sweep = 0
+        self.compiles = self._compiles_at_sweep = self._compiles_at_jax_clear = 0
         jax_monitoring.register_event_duration_secs_listener(self._compiled)
 
     def owner(self, cache):
@@ -146,6 +146,16 @@ class Executables:
         if self.compiles - self._compiles_at_sweep > self.size // 4:
             with self.lock:
                 self._sweep()
+        if self.compiles - self._compiles_at_jax_clear >= self.JAX_CLEAR_EVERY:
+            self._clear_jax()
+
+    def _clear_jax(self):
+        # jax keeps each new shape's trace (~1 MB of jaxprs and lowerings for a func
+        # program) in its own caches, thousands of entries deep; our kernels, each a jit
+        # of its own or already compiled, never need them again
+        self._compiles_at_jax_clear = self.compiles
+        self.stats["jax_cleared"] += 1
+        jax_util.clear_all_caches()
 
     def _sweep(self):
         self._compiles_at_sweep = self.compiles
@@ -154,6 +164,7 @@ class Executables:
             for k, e in list(cache.items()):
                 if e.__class__ is list:
                     entries.append((e[1], id(cache), k, cache))
+        cleared = False
         for f in list(self.tracked):
             limit = self.limits.get(f, self.PER_TRACKED)
             if f._cache_size() > limit:
@@ -162,10 +173,11 @@ class Executables:
                 # replayed on a dozen sequence lengths); doubling stops a thrash
                 self.limits[f] = min(2 * limit, self.MAX_TRACKED)
                 self.stats["cleared"] += 1
-                self._since_jax_clear += limit
+                cleared = True
+        if cleared:  # (their traces sit in jax's caches)
+            self._clear_jax()
         self.count = len(entries)
         if self.count <= self.size:
-            self._clear_jax()
             return
         entries.sort(key=lambda e: e[0])
         n = self.count - (self.size - self.size // 8)
@@ -176,14 +188,6 @@ class Executables:
             self.ghosts.popitem(last=False)
         self.count -= n
         self.stats["evicted"] += n
-        self._since_jax_clear += n
-        self._clear_jax()
-
-    def _clear_jax(self):
-        if self._since_jax_clear >= self.JAX_CLEAR_EVERY:
-            self._since_jax_clear = 0
-            self.stats["jax_cleared"] += 1
-            jax_util.clear_all_caches()
 
     def clear(self):
         """Drop every keyed entry and tracked function's executables (tests)."""
