@@ -66,7 +66,7 @@ def _make(arr):
     t._requires_grad = False
     t._grad_fn = None
     t._out_nr = 0
-    _init_grad(t, None)  # (the slot itself: .grad's checked setter costs a call per op)
+    t._grad = None  # (.grad's slot: the checked setter would cost a call per op)
     t._accumulator_ref = None
     t._base = None
     t._inference = STATE.inference
@@ -186,7 +186,7 @@ class Tensor:
     __module__ = "eagergrad"  # as torch.Tensor's is "torch" (pickles as eagergrad.Tensor)
 
     __slots__ = ("_storage", "_version_counter", "_vchain", "_arr", "_gen", "_shape", "dtype",
-                 "_requires_grad", "_grad_fn", "_out_nr", "grad", "_accumulator_ref", "_base",
+                 "_requires_grad", "_grad_fn", "_out_nr", "_grad", "_accumulator_ref", "_base",
                  "_inference", "_wrapped", "_stride",
                  "_offset", "_retains_grad", "_hooks", "_post_acc_hooks", "_attr_version",
                  "_creation_meta", "_view_rg", "_fw",
@@ -546,8 +546,7 @@ class Tensor:
         return t
 
 
-_grad_slot = Tensor.grad  # the slot's own descriptor, wrapped by the checked property below
-_init_grad = _grad_slot.__set__
+_grad_slot = Tensor._grad  # the slot behind the checked .grad property below
 _gpus = []
 
 
