@@ -1862,6 +1862,20 @@ def _eval_program(jaxpr, n_writes, static):
     return program
 
 
+def _jacobian_result(blocks, others, d, a, info, has_aux):
+    """jacrev's and jacfwd's ending: write back what the call modified (through the
+    deferred program `d` when traced), then the jacobian blocks as torch's tree."""
+    aux, muts, written = _others(others, info)
+    if FUNC.capture is not None:
+        d.write(written)
+    _write_back(a.tensors, info["mutated"], muts, info)
+    blocks = [[_tensor(b) for b in row_] for row_ in blocks]
+    jac = _jacobian_tree(blocks, info["out"], a.spec)
+    if has_aux:
+        return jac, _tensors(aux, info["aux"])
+    return jac
+
+
 def _jacobian_tree(blocks, out_spec, in_spec):
     """The jacobian pytree: the output structure, each output leaf replaced by the
     structure of the differentiated arguments (blocks[k][j]: output k, input leaf j)."""
@@ -1903,17 +1917,10 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None,
                           lambda: (a.n_diff, len(info["meta"]), chunk_size), _jacrev_program)
             blocks, others = d.run(d.made, *arrays)
         else:  # (the number of outputs is known once the function ran)
+            d = None
             blocks, others = _jacrev_eval(_flat_outputs(pure), arrays, a.n_diff,
                                           lambda: len(info["meta"]), chunk_size)
-        aux, muts, written = _others(others, info)
-        if FUNC.capture is not None:
-            d.write(written)
-        _write_back(a.tensors, info["mutated"], muts, info)
-        blocks = [[_tensor(b) for b in row_] for row_ in blocks]
-        jac = _jacobian_tree(blocks, info["out"], a.spec)
-        if has_aux:
-            return jac, _tensors(aux, info["aux"])
-        return jac
+        return _jacobian_result(blocks, others, d, a, info, has_aux)
     return wrapper
 
 
@@ -1961,6 +1968,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                           lambda: (a.n_diff, len(info["meta"]), randomness), _jacfwd_program)
             blocks, others = d.run(d.made, *arrays)
         else:
+            d = None
             flat = _flat_outputs(inner)
 
             def f(i, *arrs):
@@ -1971,15 +1979,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     FUNC.levels.pop()
             blocks, others = _jacfwd_eval(f, arrays, a.n_diff, lambda: len(info["meta"]),
                                           randomness)
-        aux, muts, written = _others(others, info)
-        if FUNC.capture is not None:
-            d.write(written)
-        _write_back(a.tensors, info["mutated"], muts, info)
-        blocks = [[_tensor(b) for b in row_] for row_ in blocks]
-        jac = _jacobian_tree(blocks, info["out"], a.spec)
-        if has_aux:
-            return jac, _tensors(aux, info["aux"])
-        return jac
+        return _jacobian_result(blocks, others, d, a, info, has_aux)
     return wrapper
 
 
