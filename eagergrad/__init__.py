@@ -8,6 +8,8 @@ explicit dtypes everywhere, so the default dtype stays float32 as in torch.
 import jax
 
 jax.config.update("jax_enable_x64", True)
+__version__ = "0.1.0"
+from ._compile_cache import set_compilation_cache  # noqa: E402,F401  (on by default)
 
 from . import _dtypes, _torch_names  # noqa: E402
 from ._dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: E402,F401
@@ -146,5 +148,3 @@ globals().update({n: _inplace_function(n) for n in _torch_names.INPLACE_FUNCTION
 _torch_names.mark_missing_tensor_attributes(Tensor)
 __getattr__ = _torch_names.module_getattr("eagergrad", "torch")
 
-
-__version__ = "0.1.0"

@@ -32,6 +32,9 @@ import os
 # test after test: a larger starting bound on compiled executables spares recompiles
 # (the memory tests run their own processes with the default, see test_memory.py)
 os.environ.setdefault("EAGERGRAD_EXECUTABLES", "1024")
+# the suite must not fill the user's persistent XLA cache (~/.cache/eagergrad/xla): off here
+# and in the processes the tests start (test_compile_cache.py turns it on in its own)
+os.environ.setdefault("EAGERGRAD_COMPILATION_CACHE", "0")
 import re
 import threading
 import warnings
