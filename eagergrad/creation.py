@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
-from ._cache import EXECUTABLES, keyed
+from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
 from .tensor import _NO_CUDA_LIBRARY, CAPTURING, FUNC, Tensor, _make
 
@@ -399,21 +399,122 @@ def _draw_key(generator):
     return sub
 
 
+# NOTE [sampling buckets]: compiling a jax sampler (threefry and the transform after it)
+# takes ~300 ms whatever its size, and an executable serves one shape: a program that
+# draws 20 shapes (the layers of a model at init) would spend seconds compiling samplers.
+# jax's threefry in its partitionable mode (jax_threefry_partitionable, the default)
+# makes element i of a draw from counter i of the flattened shape, so a sampler's draw is
+# *prefix-consistent*: fn(key, (M,))[:N] == fn(key, (N,)) bitwise for M >= N, and
+# fn(key, shape) is fn(key, (prod(shape),)).reshape(shape). So a sampler is compiled
+# once per size bucket (_bucket: at least 4096 numbers, else the count rounded up to 8
+# steps per power of two, at most 12.5% more), and the first N numbers of its flat draw
+# are the draw of any N-element shape, bitwise what the shape's own sampler gives (the
+# keys and the streams are unchanged: tests/test_random_buckets.py checks them against
+# plain jax.random calls). Verified for the samplers in _BUCKETED, for every dtype and
+# their dynamic arguments (bounds, p); not for permutation (a sort: randperm keeps its
+# own executables per n).
+#
+# The first N numbers reach their shape without a compile the first time a (bucket,
+# shape) is drawn: through the host (the bucket's numbers, their prefix copied and put
+# back on the device: one sync, no kernel); from the second draw of that shape on (a
+# shape drawn every step, as randn_like in a training loop) by a small slice-and-reshape
+# kernel (~20 ms to compile, async), an executable in _PREFIXES. Under a jax trace, or
+# off the CPU, always the kernel. The bucket samplers are _SAMPLERS entries: both count
+# against the executable bound (NOTE [executable cache]).
 _SAMPLERS = EXECUTABLES.owner({})
+_PREFIXES = EXECUTABLES.owner({})
+_seen = {}          # (bucket, dtype, shape, post) drawn once, through the host
+_SEEN_MAX = 1024
+_MIN_BUCKET = 4096
+_BUCKETED = frozenset([jax.random.uniform, jax.random.normal, jax.random.randint,
+                       jax.random.bernoulli, jax.random.truncated_normal,
+                       jax.random.exponential])
 
 
-def sample(fn, key, static, **dynamic):
+def _bucket(n):
+    """The length a bucketed sampler draws for `n` numbers.
+
+    >>> _bucket(3), _bucket(4096), _bucket(4097), _bucket(70000)
+    (4096, 4096, 4608, 73728)
+    """
+    if n <= _MIN_BUCKET:
+        return _MIN_BUCKET
+    step = 1 << (n.bit_length() - 4)  # an eighth of the power of two below n
+    return -(-n // step) * step
+
+
+def _prefix_consistent(key):
+    """Whether jax's samplers draw prefix-consistently with `key` (NOTE [sampling
+    buckets]): threefry keys (raw uint32) in its partitionable mode."""
+    return (jax.config.jax_threefry_partitionable
+            and jax.config.jax_default_prng_impl == "threefry2x32"
+            and getattr(key, "dtype", None) == np.uint32)
+
+
+def sample(fn, key, static, post=None, **dynamic):
     """`fn(key, **static, **dynamic)` for a jax.random sampler, as an executable of
     eagergrad's own per static arguments (shape, dtype, ...): jax's own jitted samplers
     keep one per shape they ever saw (NOTE [executable cache]). `dynamic` arguments are
-    traced, one executable for all their values.
+    traced, one executable for all their values. A sampler of _BUCKETED compiles once per
+    size bucket, not per shape (NOTE [sampling buckets]). `post`: a finishing step on the
+    drawn array, ("complex", dtype) (the last axis of 2 as real and imaginary parts) or
+    ("astype", dtype).
 
     >>> sample(jax.random.normal, jax.random.PRNGKey(0), {"shape": (2,)}).shape
     (2,)
     """
-    k = (fn, *[(n, keyed(v)) for n, v in static.items()])
+    shape = static.get("shape")
+    if (fn in _BUCKETED and shape is not None and _prefix_consistent(key)
+            and min(shape, default=0) >= 0  # (else jax's error, as before)
+            and all(np.ndim(v) == 0 for v in dynamic.values())):  # (scalar bounds, p)
+        shape = tuple(shape)
+        n = int(math.prod(shape))
+        b = _bucket(n)
+        k = (fn, b, *[(name, keyed(v)) for name, v in static.items() if name != "shape"])
+        f = EXECUTABLES.get(_SAMPLERS, k, lambda: jax.jit(functools.partial(
+            fn, **{**static, "shape": (b,)})))
+        return _prefix(f(key, **dynamic), n, shape, post)
+    k = (fn, *[(name, keyed(v)) for name, v in static.items()])
     f = EXECUTABLES.get(_SAMPLERS, k, lambda: jax.jit(functools.partial(fn, **static)))
-    return f(key, **dynamic)
+    out = f(key, **dynamic)
+    return out if post is None else _finish_draw(jnp, out, post)
+
+
+def _finish_draw(xp, x, post):
+    """The `post` step of `sample`, with numpy or jax.numpy (bitwise the same)."""
+    if post[0] == "complex":
+        if xp is jnp:
+            return jax.lax.complex(x[..., 0], x[..., 1])
+        out = np.empty(x.shape[:-1], post[1])
+        out.real, out.imag = x[..., 0], x[..., 1]
+        return out
+    return x.astype(post[1])
+
+
+def _prefix(flat, n, shape, post):
+    """The first `n` numbers of a bucket's draw `flat` as an array of `shape`, finished by
+    `post`: through the host the first time (no compile), else by a kernel per shape."""
+    k = (flat.shape[0], flat.dtype, shape, post)
+    if (k not in _PREFIXES and k not in _seen and not isinstance(flat, jax.core.Tracer)
+            and flat.device.platform == "cpu" and _on_host(post)):
+        put_bounded(_seen, k, True, _SEEN_MAX)
+        host = np.asarray(flat)[:n].reshape(shape)
+        # (a copy: the result must not keep the whole bucket's buffer alive)
+        host = np.array(host) if post is None else _finish_draw(np, host, post)
+        return jax.device_put(host)
+    return EXECUTABLES.get(_PREFIXES, k, lambda: jax.jit(functools.partial(
+        _take, n=n, shape=shape, post=post)))(flat)
+
+
+def _on_host(post):
+    """Whether numpy finishes `post` bitwise as jax does: casts of int64 to the real
+    dtypes were checked (to complex: not)."""
+    return post is None or post[0] == "complex" or np.dtype(post[1]).kind != "c"
+
+
+def _take(flat, n, shape, post):
+    x = jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+    return x if post is None else _finish_draw(jnp, x, post)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -428,9 +529,8 @@ def _uniform(key, shape, dt, low, high):
     if not dt.is_complex:
         return sample(jax.random.uniform, key, {"shape": shape, "dtype": dt.np},
                       minval=low, maxval=high)
-    parts = sample(jax.random.uniform, key, {"shape": shape + (2,), "dtype": dt.to_real().np},
-                   minval=low, maxval=high)
-    return jax.lax.complex(parts[..., 0], parts[..., 1])
+    return sample(jax.random.uniform, key, {"shape": shape + (2,), "dtype": dt.to_real().np},
+                  ("complex", dt.np), minval=low, maxval=high)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -446,9 +546,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     elif high is None:  # randint(high, size=size)
         low, high = 0, low
     dt = _dt(dtype, D.int64)
+    post = None if dt.np == np.int64 else ("astype", dt.np)
     return _finish(sample(jax.random.randint, _next_key(generator),
-                          {"shape": tuple(size), "dtype": jnp.int64}, minval=low, maxval=high)
-                   .astype(dt.np), dt, device, requires_grad)
+                          {"shape": tuple(size), "dtype": jnp.int64}, post, minval=low,
+                          maxval=high), dt, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

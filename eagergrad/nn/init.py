@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from .._torch_names import NN_INIT_NAMES, nn_getattr
-from ..creation import _next_key
+from ..creation import _next_key, sample
 from ..creation import eye as _eye
 from ..engine.grad_mode import no_grad
 from ..tensor import _make
@@ -92,8 +92,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
     lo, hi = (a - mean) / std, (b - mean) / std
-    z = jax.random.truncated_normal(_next_key(generator), lo, hi, tuple(tensor.shape),
-                                    tensor.dtype.np)
+    z = sample(jax.random.truncated_normal, _next_key(generator),
+               {"shape": tuple(tensor.shape), "dtype": tensor.dtype.np}, lower=lo, upper=hi)
     with no_grad():
         # (clamped as torch does: rounding may step just outside [a, b])
         return tensor.copy_(_make(z * std + mean).clamp_(min=a, max=b))
