@@ -138,10 +138,29 @@ def _filled(fill, size, dtype, device, requires_grad):
     if arr is None:
         # (a constant under a jax trace too: a torch.func transform's trace sees every
         # tensor a factory makes start from a concrete value, cached or not)
-        with jax.ensure_compile_time_eval():
-            arr = jnp.full(size, fill, dt.np)
+        host = _host_full(size, fill, dt.np)
+        if host is not None:
+            arr = jax.device_put(host)
+        else:
+            with jax.ensure_compile_time_eval():
+                arr = jnp.full(size, fill, dt.np)
         arr = _const(key, _put(arr, device), math.prod(size))
     return _requiring_grad(_make(arr), requires_grad)
+
+
+def _host_full(size, fill, np_dt):
+    """np.full where it is bitwise jnp.full (floats, and integers in range), else None:
+    made on the host and put on the device, a constant costs no compile (jnp.full
+    compiles a kernel per shape: two per nn.Linear made)."""
+    if jnp.issubdtype(np_dt, jnp.complexfloating) or (
+            jnp.issubdtype(np_dt, jnp.floating) and not isinstance(fill, complex)):
+        return np.full(size, fill, np_dt)  # (bfloat16 too: ml_dtypes rounds as XLA)
+    if np_dt == np.bool_ and isinstance(fill, (bool, int, float)):
+        return np.full(size, fill, np_dt)
+    if jnp.issubdtype(np_dt, jnp.integer) and isinstance(fill, (bool, int, float)) and \
+            math.isfinite(fill) and np.iinfo(np_dt).min <= fill <= np.iinfo(np_dt).max:
+        return np.full(size, fill, np_dt)  # (a float truncates toward zero in both)
+    return None
 
 
 def _put(arr, device):

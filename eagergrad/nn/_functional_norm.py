@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes as D
-from ..creation import _next_key, from_jax
+from ..creation import _next_key, from_jax, sample
 from ..engine.grad_mode import no_grad
 from ..ops.loss import _add_s
 from ..ops.norm import _check_layer_norm, embedding_renorm_
@@ -133,7 +133,9 @@ def _noise_dropout(input, p, train, inplace, feature, alpha):
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else \
         tuple(input.shape)
-    keep = jax.random.bernoulli(_next_key(), 1.0 - p, shape).astype(dt)
+    # (bucketed: one sampler compile for every shape, creation's NOTE [sampling buckets])
+    keep = sample(jax.random.bernoulli, _next_key(), {"shape": shape}, ("astype", dt),
+                  p=1.0 - p)
     if not alpha:
         noise = from_jax(keep / jnp.asarray(1.0 - p, dt))
         return input.mul_(noise) if inplace else mul(input, noise)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._cache import EXECUTABLES
-from ..creation import _next_key, from_jax
+from ..creation import _next_key, from_jax, sample
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import typename
 from ._table import call_op, defop
@@ -282,7 +282,8 @@ _hide_attrs(NATIVE_DROPOUT, "train")
 
 def _bernoulli_mask(input, keep):
     """A bool mask, True with probability `keep`, from eagergrad's generator."""
-    return from_jax(jax.random.bernoulli(_next_key(), keep, tuple(input.shape)))
+    return from_jax(sample(jax.random.bernoulli, _next_key(), {"shape": tuple(input.shape)},
+                           p=keep))
 
 
 def native_dropout(input, p, train):
