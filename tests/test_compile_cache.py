@@ -235,3 +235,24 @@ def test_a_read_only_cache_is_read_and_not_written(tmp_path, filled):
     finally:
         root.chmod(0o755)
         sub.chmod(0o755)
+
+
+_LEVEL = """
+from jax._src import compiler
+opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+report(level=opts.executable_build_options.debug_options.xla_backend_optimization_level,
+       flags=os.environ.get("XLA_FLAGS"), out=work())
+"""
+
+
+def test_fast_compile_level_by_default_and_the_users_kept(tmp_path):
+    """NOTE [compile options]: importing eagergrad sets XLA's backend optimisation level 1
+    (jax's default is 3) without dropping the user's other flags; a level the user chose
+    stays; the results are bitwise the same either way."""
+    ours = _run(_LEVEL, tmp_path, EAGERGRAD_COMPILATION_CACHE="0",
+                XLA_FLAGS="--xla_cpu_enable_fast_math=false")
+    assert ours["level"] == 1 and "--xla_cpu_enable_fast_math=false" in ours["flags"]
+    theirs = _run(_LEVEL, tmp_path, EAGERGRAD_COMPILATION_CACHE="0",
+                  XLA_FLAGS="--xla_backend_optimization_level=3")
+    assert theirs["level"] == 3 and theirs["flags"] == "--xla_backend_optimization_level=3"
+    assert ours["out"] == theirs["out"]
