@@ -296,10 +296,11 @@ def same_error(fn, phrase, exc=RuntimeError, **options):
 # ---- session: fused compiles on the spot; the fused path must have run -------------------
 @pytest.fixture(autouse=True, scope="session")
 def _compile_fused_segments_on_the_spot():
-    old = _fused.BACKGROUND
+    old = _fused.BACKGROUND, _fused.EAGER
     _fused.BACKGROUND = False
+    _fused.EAGER = True  # the second sighting compiles: runs 2+ of a scenario run fused
     yield
-    _fused.BACKGROUND = old
+    _fused.BACKGROUND, _fused.EAGER = old
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -10,7 +10,9 @@ import collections
 import heapq
 import itertools
 import threading
+import time
 
+from .._cache import EXECUTABLES
 from . import fused
 from .anomaly import ANOMALY, report as anomaly_report, run_checked
 from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _check_single, _hook_name, _validate
@@ -251,9 +253,12 @@ def _run_plan(plan, root, first, captured, retain_graph):
                 if fused.run(seg, order, buffers, captured, retain_graph, _make):
                     continue
                 fused.COUNTS["segments_node_by_node"] += 1
+                t0, compiles = time.perf_counter(), EXECUTABLES.compiles
             for p in range(start, stop):
                 fn = order[p]
                 _run_node(fn, buffers, run, captures, captured, retain_graph)
+            if seg is not None and EXECUTABLES.compiles == compiles:
+                fused.observe(seg, time.perf_counter() - t0)  # (NOTE [when to fuse])
             if HOOK_GENERATION.n != generation and i < len(steps):
                 generation = HOOK_GENERATION.n
                 steps = steps[:i] + _plan_steps(order, run, captures, stop)

@@ -16,10 +16,16 @@ hook did before the segment (an in-place edit of a gradient, a write to a saved 
 a parameter, a new hook) is seen by it.
 
 The cache key of a segment is its structure (every node's `_sig`, the wiring inside it,
-which entry slots hold a gradient this time). A key is compiled the second time it is
-seen (one-off graphs never pay a compile), in a background thread when BACKGROUND is set:
-until the compiled function is ready the segment runs node by node, so compiling never
-holds a backward up. Whatever goes wrong (an unpack hook to run, a version error, a
+which entry slots hold a gradient this time). NOTE [when to fuse]: a key is compiled
+once running it node by node has cost about what compiling it would (a ski rental: never
+more than twice the better of the two choices): the engine times each node-by-node run
+that compiled nothing (`observe`), and a key is compiled when those times add up to
+the estimated compile time of its op count (learnt from the compiles so far). A graph
+seen a few times (a program's first steps, a sequence length met twice) stays node by
+node and pays no compile of its own; a training loop's graph is fused within its first
+steps. (EAGER: compile on the second sighting, as the test suite does.) The compile runs
+in a background thread when BACKGROUND is set: until the compiled function is ready the
+segment runs node by node, so compiling never holds a backward up. Whatever goes wrong (an unpack hook to run, a version error, a
 formula that raises while traced) makes the segment run node by node, which raises what
 torch raises, where torch raises it.
 
@@ -35,6 +41,7 @@ import collections
 import contextlib
 import queue
 import threading
+import time
 
 import jax
 
@@ -43,7 +50,8 @@ from .graph import AccumulateGrad
 from .grad_mode import set_enabled
 
 ENABLED = True      # set False to always run node by node
-BACKGROUND = True   # compile in a background thread (False: on the spot, on sighting 2)
+BACKGROUND = True   # compile in a background thread (False: on the spot)
+EAGER = False       # compile a key on its second sighting (NOTE [when to fuse])
 MAX_NODES = 128     # op nodes per segment: a compile of 128 matmul/tanh/log_softmax
                     # nodes takes ~0.2 s here (bench/long_chain.py measures)
 _MAX = 512          # compiled segments kept (LRU)
@@ -70,6 +78,27 @@ def node_by_node():
 
 
 _SEEN, _PENDING, _FAILED = 0, 1, 2  # cache states besides a compiled function
+_credit = {}  # a seen key -> seconds its node-by-node runs took (NOTE [when to fuse])
+
+
+class _CompileCost:
+    """The estimated compile seconds of a segment: BASE + PER_OP per op node, PER_OP
+    moved towards each measured compile's (starting values measured on a 2-core CPU:
+    ~0.2 s for 128 matmul/tanh/log_softmax nodes, bench/long_chain.py)."""
+    BASE = 0.03
+
+    def __init__(self):
+        self.per_op = 0.002
+
+    def estimate(self, n_ops):
+        return self.BASE + self.per_op * n_ops
+
+    def measured(self, seconds, n_ops):
+        if n_ops:
+            self.per_op += 0.25 * (max(seconds - self.BASE, 0.0) / n_ops - self.per_op)
+
+
+COMPILE_COST = _CompileCost()
 _cache = collections.OrderedDict()  # compiled entries: [(fn, traced), stamp], _cache.py
 _lock = threading.Lock()
 
@@ -93,7 +122,7 @@ class Segment:
     """
 
     __slots__ = ("start", "stop", "members", "entries", "exits", "accs",
-                 "caps", "n_saved", "key", "ops")
+                 "caps", "n_saved", "key", "ops", "last_key")
 
     def __init__(self, order, start, stop, index, routed, captures):
         self.start, self.stop = start, stop
@@ -176,6 +205,7 @@ def run(seg, order, buffers, captured, retain_graph, make):
     key = (seg.key, seg.entries, tuple(present))
     entry = _cache.get(key)
     if entry is None or entry.__class__ is int:
+        seg.last_key = key  # (observe's: the engine runs it node by node now)
         if not _advance(key, entry, seg, ins, nodes):
             return False
         entry = _cache.get(key)
@@ -252,17 +282,30 @@ def _linked(outs, links, seg, nodes, buffers, make):
     return res
 
 
+def observe(seg, seconds):
+    """The engine ran `seg` node by node in `seconds`, compiling nothing: credit its key
+    (NOTE [when to fuse])."""
+    key = getattr(seg, "last_key", None)
+    if key is not None and _cache.get(key) == _SEEN:
+        _credit[key] = _credit.get(key, 0.0) + seconds
+
+
 def _advance(key, state, seg, ins, nodes):
-    """A sighting of an uncompiled key: remember it, or compile it (the second time).
-    True when a compiled function is now there."""
+    """A sighting of an uncompiled key: remember it, or compile it once its node-by-node
+    runs have cost its estimated compile (NOTE [when to fuse]). True when a compiled
+    function is now there."""
     if state == _FAILED or state == _PENDING:
         return False
     if state is None:
         with _lock:
             _cache[key] = _SEEN
             while len(_cache) > _MAX:
+                _credit.pop(next(iter(_cache)), None)
                 _cache.popitem(last=False)
         return False
+    if not EAGER and _credit.get(key, 0.0) < COMPILE_COST.estimate(len(seg.ops)):
+        return False
+    _credit.pop(key, None)
     try:
         saved = _gather(seg, nodes)  # for the shapes of the compile
     except Exception:
@@ -272,14 +315,25 @@ def _advance(key, state, seg, ins, nodes):
     traced = [None]  # the links, set when fn is traced
     fn = jax.jit(_trace(seg, key[2], traced))
     COUNTS["compiles"] += 1
-    if not BACKGROUND:
-        _store(key, (fn, traced))
-        return True
     avals = ([_aval(a) for a in ins], [_aval(a) for a in saved])
+    if not BACKGROUND:
+        _compile(key, (fn, traced), avals, len(seg.ops))
+        return _cache.get(key).__class__ is not int
     with _lock:
         _cache[key] = _PENDING
-    _compiler().put((key, (fn, traced), avals))
+    _compiler().put((key, (fn, traced), avals, len(seg.ops)))
     return False
+
+
+def _compile(key, entry, avals, n_ops):
+    t0 = time.perf_counter()
+    try:
+        entry[0].lower(*avals).compile()  # fills jax's cache: calls hit it
+    except Exception:  # node by node will raise whatever there is to raise
+        _store(key, _FAILED)
+        return
+    COMPILE_COST.measured(time.perf_counter() - t0, n_ops)
+    _store(key, entry)
 
 
 def _gather(seg, nodes):
@@ -346,12 +400,7 @@ def _compile_loop():
         job = _jobs.get()
         if job is None:
             return
-        key, entry, (ins, saved) = job
-        try:
-            entry[0].lower(ins, saved).compile()  # fills jax's cache: calls hit it
-            _store(key, entry)
-        except Exception:  # node by node will raise whatever there is to raise
-            _store(key, _FAILED)
+        _compile(*job)
 
 
 def _trace(seg, present, traced):
