@@ -1,7 +1,4 @@
 """Adadelta (weight decay, maximize)."""
-import numpy as np
-
-from ..creation import zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -9,7 +6,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
     _upgrade_step,
 )
 
@@ -46,23 +42,31 @@ class Adadelta(Optimizer):
 
     def _update(self, group):
         rho, wd = _hyper(group["rho"]), _hyper(group["weight_decay"])
-        h = np.array([_hyper(group["lr"]), rho, group["eps"], wd, 1 - rho], np.float64)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = zeros_like(p)
-                state["acc_delta"] = zeros_like(p)
-            if group["capturable"]:
-                raise AssertionError(
-                    "If capturable=True, params and state_steps must be on supported devices:"
-                    " ['cuda', 'xpu', 'hpu', 'privateuseone'].")
-            sq, acc, step = state["square_avg"], state["acc_delta"], state["step"]
-            out = K.adadelta(p._value, p.grad._value, sq._value, acc._value, step._value, h=h,
-                             maximize=bool(group["maximize"]), weight_decay=wd != 0)
+        h = K.AdadeltaHyper(lr=_hyper(group["lr"]), rho=rho, eps=group["eps"], weight_decay=wd,
+                            one_minus_rho=1 - rho)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["square_avg"] = K.zeros_like(p)
+                st["acc_delta"] = K.zeros_like(p)
+        if params and group["capturable"]:
+            raise AssertionError(
+                "If capturable=True, params and state_steps must be on supported devices:"
+                " ['cuda', 'xpu', 'hpu', 'privateuseone'].")
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["square_avg"], st["acc_delta"], st["step"]
+
+        def write(p, ts, out):
+            _, _, sq, acc, step = ts
             _put(step, out[3])     # step += 1
             _put(sq, out[1], 2)    # square_avg.mul_(rho).addcmul_(grad, grad, ...)
             _put(acc, out[2], 2)   # acc_delta.mul_(rho).addcmul_(delta, delta, ...)
             _put(p, out[0])        # param.add_(delta, alpha=-lr)
+
+        K.adadelta.foreach(params, item, write, h, maximize=group["maximize"],
+                           weight_decay=wd != 0)

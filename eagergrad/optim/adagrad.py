@@ -1,8 +1,5 @@
 """Adagrad (lr_decay, initial_accumulator_value, weight decay, maximize)."""
-import numpy as np
-
 from .. import _dtypes as D
-from ..creation import full_like, zeros
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -11,7 +8,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
 )
 
 __all__ = ["Adagrad"]
@@ -52,23 +48,31 @@ class Adagrad(Optimizer):
 
     def _update(self, group):
         wd = _hyper(group["weight_decay"])
-        h = np.array([_hyper(group["lr"]), group["lr_decay"], group["eps"], wd], np.float64)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:  # (a group added after construction)
-                _init_state(state, group, p)
-            acc, step = state["sum"], state["step"]
-            out = K.adagrad(p._value, p.grad._value, acc._value, step._value, h=h,
-                            maximize=bool(group["maximize"]), weight_decay=wd != 0)
-            _put(step, out[2])   # step_t += 1
-            f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
+        h = K.AdagradHyper(lr=_hyper(group["lr"]), lr_decay=group["lr_decay"],
+                           eps=group["eps"], weight_decay=wd)
+        f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            if len(state[p]) == 0:  # (a group added after construction)
+                _init_state(state[p], group, p)
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["sum"], st["step"]
+
+        def write(p, ts, out):
+            _, _, acc, step = ts
+            _put(step, out[2])    # step_t += 1
             _put(acc, out[1], f)  # state_sum.addcmul_(grad, grad, value=1)
             _put(p, out[0], f)    # param.addcdiv_(grad, std, value=-clr)
 
+        K.adagrad.foreach(params, item, write, h, maximize=group["maximize"],
+                          weight_decay=wd != 0)
+
 
 def _init_state(state, group, p):
-    state["step"] = zeros((), dtype=D.float32) if group["fused"] else _step_tensor()
+    state["step"] = K.filled((), 0.0, D.float32) if group["fused"] else K.scalar(0.0)
     init = group["initial_accumulator_value"]
-    state["sum"] = full_like(p, complex(init, init) if p.dtype.is_complex else init)
+    state["sum"] = K.filled(p._shape, complex(init, init) if p.dtype.is_complex else init,
+                            p.dtype)

@@ -1,7 +1,4 @@
 """Adam and AdamW (amsgrad, maximize, coupled or decoupled weight decay)."""
-import numpy as np
-
-from ..creation import zeros_like
 from ..tensor import Tensor
 from . import _kernels as K
 from .optimizer import (
@@ -12,7 +9,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
 )
 
 __all__ = ["Adam", "AdamW"]
@@ -80,27 +76,30 @@ class Adam(Optimizer):
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
         decoupled, amsgrad = group["decoupled_weight_decay"], group["amsgrad"]
-        h = np.array([lr, beta1, beta2, group["eps"], wd, 1 - beta1, 1 - beta2, 1 - lr * wd],
-                     np.float64)
+        h = K.AdamHyper(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=wd,
+                        one_minus_beta1=1 - beta1, one_minus_beta2=1 - beta2,
+                        one_minus_lr_wd=1 - lr * wd)
         f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["exp_avg"] = K.zeros_like(p)
+                st["exp_avg_sq"] = K.zeros_like(p)
                 if amsgrad:
-                    state["max_exp_avg_sq"] = zeros_like(p)
+                    st["max_exp_avg_sq"] = K.zeros_like(p)
+        if params:
             _check_capturable(group)
-            m, v, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
-            vmax = state["max_exp_avg_sq"] if amsgrad else None
-            out = K.adam(p._value, p.grad._value, m._value, v._value,
-                         None if vmax is None else vmax._value, step._value, h=h,
-                         maximize=bool(group["maximize"]), weight_decay=wd != 0,
-                         decoupled=bool(decoupled),
-                         amsgrad=bool(amsgrad), small=abs(1 - beta1) < 0.5)
+
+        def item(p):
+            st = state[p]
+            return (p, p.grad, st["exp_avg"], st["exp_avg_sq"],
+                    st["max_exp_avg_sq"] if amsgrad else None, st["step"])
+
+        def write(p, ts, out):
+            _, _, m, v, vmax, step = ts
             _put(step, out[4])        # step_t += 1
             _put(m, out[1], f)        # exp_avg.lerp_(grad, 1 - beta1)
             _put(v, out[2], 2 * f)    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
@@ -108,6 +107,10 @@ class Adam(Optimizer):
                 _put(vmax, out[3], f)  # torch.maximum(..., out=max_exp_avg_sq)
             # (AdamW: param.mul_(1 - lr * wd)), param.addcdiv_(exp_avg, denom, ...)
             _put(p, out[0], f * (2 if wd != 0 and decoupled else 1))
+
+        K.adam.foreach(params, item, write, h, maximize=group["maximize"],
+                       weight_decay=wd != 0, decoupled=decoupled, amsgrad=amsgrad,
+                       small=abs(1 - beta1) < 0.5)
 
 
 class AdamW(Adam):

@@ -1,7 +1,4 @@
 """Adamax (Adam with the infinity norm)."""
-import numpy as np
-
-from ..creation import zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -10,7 +7,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
     _upgrade_step,
 )
 
@@ -49,22 +45,29 @@ class Adamax(Optimizer):
     def _update(self, group):
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
-        h = np.array([_hyper(group["lr"]), beta1, beta2, group["eps"], wd, 1 - beta1],
-                     np.float64)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = zeros_like(p)
-                state["exp_inf"] = zeros_like(p)
+        h = K.AdamaxHyper(lr=_hyper(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                          weight_decay=wd, one_minus_beta1=1 - beta1)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["exp_avg"] = K.zeros_like(p)
+                st["exp_inf"] = K.zeros_like(p)
+        if params:
             _check_capturable(group)
-            m, u, step = state["exp_avg"], state["exp_inf"], state["step"]
-            out = K.adamax(p._value, p.grad._value, m._value, u._value, step._value, h=h,
-                           maximize=bool(group["maximize"]), weight_decay=wd != 0,
-                           small=abs(1 - beta1) < 0.5)
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["exp_avg"], st["exp_inf"], st["step"]
+
+        def write(p, ts, out):
+            _, _, m, u, step = ts
             _put(step, out[3])   # step_t += 1
             _put(m, out[1])      # exp_avg.lerp_(grad, 1 - beta1)
             _put(u, out[2], 2)   # torch.maximum(exp_inf.mul_(beta2), ..., out=exp_inf)
             _put(p, out[0])      # param.addcdiv_(exp_avg, exp_inf, value=-clr)
+
+        K.adamax.foreach(params, item, write, h, maximize=group["maximize"],
+                         weight_decay=wd != 0, small=abs(1 - beta1) < 0.5)

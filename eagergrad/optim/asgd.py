@@ -1,17 +1,11 @@
 """ASGD (averaged stochastic gradient descent)."""
-import numpy as np
-
-from ..creation import tensor as _tensor
-from ..creation import zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
     _check_hyper,
     _hyper,
     _put,
-    _scalar_dtype,
     _set_group_defaults,
-    _step_tensor,
     _upgrade_step,
 )
 
@@ -50,26 +44,33 @@ class ASGD(Optimizer):
 
     def _update(self, group):
         lr, wd = _hyper(group["lr"]), _hyper(group["weight_decay"])
-        h = np.array([lr, group["lambd"], group["alpha"], group["t0"], wd], np.float64)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["eta"] = _tensor(lr, dtype=_scalar_dtype())
-                state["mu"] = _tensor(1.0, dtype=_scalar_dtype())
-                state["ax"] = zeros_like(p)
-            if group["capturable"]:
-                raise AssertionError(
-                    "If capturable=True, params, mus, etas, and state_steps must be on "
-                    "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
-            ax, eta, mu, step = state["ax"], state["eta"], state["mu"], state["step"]
-            out = K.asgd(p._value, p.grad._value, ax._value, eta._value, mu._value,
-                         step._value, h=h, maximize=bool(group["maximize"]),
-                         weight_decay=wd != 0)
+        h = K.ASGDHyper(lr=lr, lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
+                        weight_decay=wd)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["eta"] = K.scalar(lr)
+                st["mu"] = K.scalar(1.0)
+                st["ax"] = K.zeros_like(p)
+        if params and group["capturable"]:
+            raise AssertionError(
+                "If capturable=True, params, mus, etas, and state_steps must be on "
+                "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["ax"], st["eta"], st["mu"], st["step"]
+
+        def write(p, ts, out):
+            _, _, ax, eta, mu, step = ts
             _put(step, out[4])   # step_t += 1
             _put(p, out[0], 2)   # param.mul_(1 - lambd * eta), param.add_(grad, ...)
             _put(ax, out[1])     # ax.add_(...) or ax.copy_(param)
             _put(eta, out[2])    # eta.copy_(new_eta)
             _put(mu, out[3])     # mu.copy_(new_mu)
+
+        K.asgd.foreach(params, item, write, h, maximize=group["maximize"],
+                       weight_decay=wd != 0)

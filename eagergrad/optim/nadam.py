@@ -1,17 +1,11 @@
 """NAdam (Nesterov-accelerated Adam, momentum decay, decoupled weight decay)."""
-import numpy as np
-
-from ..creation import tensor as _tensor
-from ..creation import zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
     _check_hyper,
     _hyper,
     _put,
-    _scalar_dtype,
     _set_group_defaults,
-    _step_tensor,
     _upgrade_step,
 )
 
@@ -54,31 +48,36 @@ class NAdam(Optimizer):
         lr = _hyper(group["lr"])
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
-        h = np.array([lr, beta1, beta2, group["eps"], wd, group["momentum_decay"], 1 - beta1,
-                      1 - beta2, 1 - lr * wd], np.float64)
+        h = K.NAdamHyper(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=wd,
+                         momentum_decay=group["momentum_decay"], one_minus_beta1=1 - beta1,
+                         one_minus_beta2=1 - beta2, one_minus_lr_wd=1 - lr * wd)
         decoupled = bool(group["decoupled_weight_decay"])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["mu_product"] = _tensor(1.0, dtype=_scalar_dtype())
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            if group["capturable"]:
-                raise AssertionError(
-                    "If capturable=True, params, mu_products and state_steps must be on "
-                    "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            mu_product, step = state["mu_product"], state["step"]
-            out = K.nadam(p._value, p.grad._value, m._value, v._value, mu_product._value,
-                          step._value, h=h, maximize=bool(group["maximize"]),
-                          weight_decay=wd != 0, decoupled=decoupled,
-                          small=abs(1 - beta1) < 0.5)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["mu_product"] = K.scalar(1.0)
+                st["exp_avg"] = K.zeros_like(p)
+                st["exp_avg_sq"] = K.zeros_like(p)
+        if params and group["capturable"]:
+            raise AssertionError(
+                "If capturable=True, params, mu_products and state_steps must be on "
+                "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["exp_avg"], st["exp_avg_sq"], st["mu_product"], st["step"]
+
+        def write(p, ts, out):
+            _, _, m, v, mu_product, step = ts
             _put(step, out[4])        # step_t += 1
             _put(mu_product, out[3])  # mu_product *= mu
             _put(m, out[1])           # exp_avg.lerp_(grad, 1 - beta1)
             _put(v, out[2], 2)        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
             # (param.mul_(1 - lr * wd)), param.addcdiv_(grad, ...), param.addcdiv_(exp_avg, ...)
             _put(p, out[0], 3 if wd != 0 and decoupled else 2)
+
+        K.nadam.foreach(params, item, write, h, maximize=group["maximize"],
+                        weight_decay=wd != 0, decoupled=decoupled, small=abs(1 - beta1) < 0.5)

@@ -1,7 +1,4 @@
 """RMSprop (centered, momentum, weight decay, maximize)."""
-import numpy as np
-
-from ..creation import zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -10,7 +7,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
 )
 
 __all__ = ["RMSprop"]
@@ -47,28 +43,30 @@ class RMSprop(Optimizer):
 
     def _update(self, group):
         alpha, mom, wd = (_hyper(group[k]) for k in ("alpha", "momentum", "weight_decay"))
-        h = np.array([_hyper(group["lr"]), alpha, group["eps"], wd, mom, 1 - alpha],
-                     np.float64)
+        h = K.RMSpropHyper(lr=_hyper(group["lr"]), alpha=alpha, eps=group["eps"],
+                           weight_decay=wd, momentum=mom, one_minus_alpha=1 - alpha)
         centered = bool(group["centered"])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = zeros_like(p)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
+                st["step"] = K.scalar(0.0)
+                st["square_avg"] = K.zeros_like(p)
                 if mom > 0:
-                    state["momentum_buffer"] = zeros_like(p)
+                    st["momentum_buffer"] = K.zeros_like(p)
                 if centered:
-                    state["grad_avg"] = zeros_like(p)
+                    st["grad_avg"] = K.zeros_like(p)
+        if params:
             _check_capturable(group)
-            sq, step = state["square_avg"], state["step"]
-            gavg, buf = state.get("grad_avg"), state.get("momentum_buffer")
-            out = K.rmsprop(p._value, p.grad._value, sq._value,
-                            gavg._value if centered else None,
-                            buf._value if mom > 0 else None, step._value, h=h,
-                            maximize=bool(group["maximize"]), weight_decay=wd != 0,
-                            centered=centered, momentum=mom > 0, small=abs(1 - alpha) < 0.5)
+
+        def item(p):
+            st = state[p]
+            return (p, p.grad, st["square_avg"], st["grad_avg"] if centered else None,
+                    st["momentum_buffer"] if mom > 0 else None, st["step"])
+
+        def write(p, ts, out):
+            _, _, sq, gavg, buf, step = ts
             _put(step, out[4])       # step += 1
             _put(sq, out[1], 2)      # square_avg.mul_(alpha).addcmul_(grad, grad, ...)
             if centered:
@@ -76,3 +74,7 @@ class RMSprop(Optimizer):
             if mom > 0:
                 _put(buf, out[3], 2)  # buf.mul_(momentum).addcdiv_(grad, avg)
             _put(p, out[0])          # param.add_(buf, ...) or param.addcdiv_(grad, avg, ...)
+
+        K.rmsprop.foreach(params, item, write, h, maximize=group["maximize"],
+                          weight_decay=wd != 0, centered=centered, momentum=mom > 0,
+                          small=abs(1 - alpha) < 0.5)

@@ -1,7 +1,4 @@
 """Rprop (resilient backpropagation)."""
-import numpy as np
-
-from ..creation import full_like, zeros_like
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -10,7 +7,6 @@ from .optimizer import (
     _hyper,
     _put,
     _set_group_defaults,
-    _step_tensor,
     _upgrade_step,
 )
 
@@ -49,22 +45,30 @@ class Rprop(Optimizer):
 
     def _update(self, group):
         (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
-        h = np.array([etaminus, etaplus, lo, hi], np.float64)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
+        h = K.RpropHyper(etaminus=etaminus, etaplus=etaplus, step_size_min=lo,
+                         step_size_max=hi)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        for p in params:
+            st = state[p]
+            if len(st) == 0:
                 lr = _hyper(group["lr"])
-                state["step"] = _step_tensor()
-                state["prev"] = zeros_like(p)
-                state["step_size"] = full_like(p.grad, complex(lr, lr) if p.is_complex()
-                                               else lr)
+                st["step"] = K.scalar(0.0)
+                st["prev"] = K.zeros_like(p)
+                fill = complex(lr, lr) if p.is_complex() else lr
+                st["step_size"] = K.filled(p.grad._shape, fill, p.grad.dtype)  # full_like(grad)
+        if params:
             _check_capturable(group)
-            prev, step_size, step = state["prev"], state["step_size"], state["step"]
-            out = K.rprop(p._value, p.grad._value, prev._value, step_size._value,
-                          step._value, h=h, maximize=bool(group["maximize"]))
+
+        def item(p):
+            st = state[p]
+            return p, p.grad, st["prev"], st["step_size"], st["step"]
+
+        def write(p, ts, out):
+            _, _, prev, step_size, step = ts
             _put(step, out[3])          # step += 1
             _put(step_size, out[2], 2)  # step_size.mul_(sign).clamp_(...)
             _put(p, out[0])             # param.addcmul_(grad.sign(), step_size, value=-1)
             _put(prev, out[1])          # prev.copy_(grad)
+
+        K.rprop.foreach(params, item, write, h, maximize=group["maximize"])

@@ -1,6 +1,4 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
-import numpy as np
-
 from ..tensor import _make
 from . import _kernels as K
 from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put, _set_group_defaults
@@ -50,20 +48,25 @@ class SGD(Optimizer):
 
     def _update(self, group):
         wd, mom = _hyper(group["weight_decay"]), _hyper(group["momentum"])
-        h = np.array([-_hyper(group["lr"]), wd, mom, 1 - group["dampening"]], np.float64)
+        h = K.SGDHyper(neg_lr=-_hyper(group["lr"]), weight_decay=wd, momentum=mom,
+                       one_minus_dampening=1 - group["dampening"])
         f = not group["fused"]  # (torch's fused kernel bumps no version)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p] if mom != 0 else None
-            buf = state.get("momentum_buffer") if state is not None else None
-            new_p, new_buf = K.sgd(p._value, p.grad._value, None if buf is None else buf._value,
-                                   h=h, maximize=bool(group["maximize"]),
-                                   weight_decay=wd != 0, momentum=mom != 0,
-                                   nesterov=bool(group["nesterov"]), first=buf is None)
+        params = [p for p in group["params"] if p.grad is not None]
+        state = self.state
+        # (torch gathers the buffers before the updates: a parameter listed twice starts
+        # two fresh buffers on its first step, the later one kept)
+        bufs = {p: state[p].get("momentum_buffer") for p in params} if mom != 0 else {}
+
+        def item(p):
+            return p, p.grad, bufs.get(p)
+
+        def write(p, ts, out):
             if mom != 0:
-                if buf is None:  # (torch: grad.detach().clone(), a fresh tensor)
-                    state["momentum_buffer"] = _make(new_buf)
+                if ts[2] is None:  # (torch: grad.detach().clone(), a fresh tensor)
+                    state[p]["momentum_buffer"] = _make(out[1])
                 else:
-                    _put(buf, new_buf, 2 * f)  # buf.mul_(momentum).add_(grad, ...)
-            _put(p, new_p, f)  # p.add_(grad, alpha=-lr)
+                    _put(ts[2], out[1], 2 * f)  # buf.mul_(momentum).add_(grad, ...)
+            _put(p, out[0], f)  # p.add_(grad, alpha=-lr)
+
+        K.sgd.foreach(params, item, write, h, maximize=group["maximize"],
+                      weight_decay=wd != 0, momentum=mom != 0, nesterov=group["nesterov"])
