@@ -69,11 +69,13 @@ class Executables:
     kernels, forward-mode kernels, vmapped func programs) whose per-shape executables
     live inside jax; `track` registers them, and a sweep clears the cache of any that
     holds more than its limit of shapes (8, doubled on each clear up to 16). Kernels that
-    only ever see parameter shapes (optimizers, running-stat updates) are not tracked:
-    the model bounds them.
+    only ever see parameter shapes (running-stat updates) are not tracked: the model
+    bounds them. (The optimizers' group kernels are tracked: NOTE [optimizer kernels].)
 
     The bound adapts: a put whose key was evicted recently (a ghost) means the working
-    set is larger than the bound, so the bound grows by one, up to `max_size`; shapes
+    set is larger than the bound, so the bound grows by a sixteenth, up to `max_size` (a
+    recompile costs 10-100 ms, an executable's memory is ~1.5 MB: a working set of many
+    sequence lengths reaches its size after a few dozen ghosts, not hundreds); shapes
     seen once never come back as ghosts, so they never raise it. Sweeps evict an eighth
     at a time. Every `JAX_CLEAR_EVERY` compiles (counted by a jax listener) jax's own
     tracing and lowering caches are cleared: bounded by jax at thousands of entries, they
@@ -104,20 +106,27 @@ class Executables:
 
     def put(self, cache, key, value):
         """`cache[key] = [value, stamp]`, then evict past the bound; returns value."""
+        return self.put_entry(cache, key, [value, 0])[0]
+
+    def put_entry(self, cache, key, entry):
+        """`cache[key] = entry`, a list `[value, stamp, ...]` whose further slots the
+        owner uses as it likes (call_op keeps its outputs' metadata there); the stamp is
+        set here. Evicts past the bound; returns the entry."""
         with self.lock:
             self.now += 1
             ghost = (id(cache), key)
             if self.ghosts.pop(ghost, False) and self.size < self.max_size:
-                self.size += 1
+                self.size = min(self.size + max(1, self.size // 16), self.max_size)
                 self.stats["grown"] += 1
-            cache[key] = [value, self.now]
+            entry[1] = self.now
+            cache[key] = entry
             self.stats["put"] += 1
             self.count += 1
             if self.count > self.size:
                 self._sweep()
             else:
                 self.poll()
-        return value
+        return entry
 
     def get(self, cache, key, make):
         """The value of `cache[key]` (its stamp refreshed), or `make()` put there."""

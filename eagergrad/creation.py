@@ -164,8 +164,15 @@ def _host_full(size, fill, np_dt):
 
 
 def _put(arr, device):
+    """A new array on `device`. On jax's default device it stays uncommitted, as every
+    other array eagergrad makes: a kernel given a committed and an uncommitted array of
+    the same shapes compiles a second executable (nn.RNN's `zeros(..., device=x.device)`
+    state made each LSTM step compile twice)."""
     device = _dev(device)
-    return arr if device is None else jax.device_put(arr, _device(device).jax)
+    if device is None:
+        return arr
+    d = _device(device).jax
+    return arr if d == jax.devices()[0] else jax.device_put(arr, d)
 
 
 # Small constants (the implicit ones of backward(), x[arange(n), y]'s arange, zeros for
