@@ -21,7 +21,8 @@ from ..creation import _next_key, from_jax
 from ..engine.grad_mode import STATE
 from ._table import call_op, defop
 from .inplace import inplace
-from .pointwise import where
+from .pointwise import (_at_least, _at_most, check_scalar, over, scalar_type, scalar_types,
+                        times, where)
 from .shape import cat
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -122,7 +123,9 @@ def _mish(input):
 
 # ---- elu / celu ----------------------------------------------------------------------------
 def _elu_k(self, alpha, scale, input_scale):
-    return jnp.where(self <= 0, jnp.expm1(self * _s(input_scale, self)) * _s(alpha * scale, self),
+    # (alpha traced, and celu's input_scale, 1 / alpha: `times`, see pointwise.py)
+    return jnp.where(self <= 0, times(jnp.expm1(times(self, _s(input_scale, self))),
+                                      _s(alpha * scale, self)),
                      self * _s(scale, self))
 
 
@@ -138,7 +141,7 @@ def _elu_back(grad, self, alpha, scale, input_scale):
 
 
 def _elu_back_result(grad, result, alpha, scale, input_scale):
-    if alpha * scale < 0:
+    if not alpha * scale >= 0:  # (NaN too, as torch's check)
         raise RuntimeError("In-place elu backward calculation is triggered with a negative "
                            "slope which is not supported. This is caused by calling in-place "
                            "forward function with a negative slope, please call out-of-place "
@@ -147,11 +150,15 @@ def _elu_back_result(grad, result, alpha, scale, input_scale):
                  grad * scale)
 
 
+# NOTE [traced scalars] (pointwise.py): the activations' numbers (elu's alpha, leaky_relu's
+# slope, softplus' beta and threshold, hardtanh's bounds, threshold's threshold and value)
+# are traced; elu's scale and input_scale (constants: 1, or selu's) stay in the key
 _ELU_ERR = _kernel_error("elu_cpu")
 ELU = defop("elu", _elu_k, attrs=("alpha", "scale", "input_scale"), complex_error=_ELU_ERR,
-            self=_elu_back)
+            dynamic=("alpha",), self=_elu_back)
 ELU_ = defop("elu_", _elu_k, attrs=("alpha", "scale", "input_scale"), node="EluBackward1",
-             complex_error=_ELU_ERR, self=_elu_back_result)
+             complex_error=_ELU_ERR, dynamic=("alpha",), self=_elu_back_result)
+ELU.static_of = ELU_.static_of = lambda a: (scalar_type(a[0]), a[1], a[2])
 
 
 def _celu_scale(alpha):
@@ -160,20 +167,23 @@ def _celu_scale(alpha):
 
 
 CELU = defop("celu", lambda self, alpha: _elu_k(self, alpha, 1, 1.0 / alpha), attrs=("alpha",),
-             complex_error=_ELU_ERR, self=lambda grad, self, alpha:
+             complex_error=_ELU_ERR, dynamic=("alpha",), self=lambda grad, self, alpha:
              _elu_back(grad, self, alpha, 1, _celu_scale(alpha)))
 CELU_ = defop("celu_", lambda self, alpha: _elu_k(self, alpha, 1, 1.0 / alpha), attrs=("alpha",),
-              node="CeluBackward1", complex_error=_ELU_ERR, self=lambda grad, result, alpha:
+              node="CeluBackward1", complex_error=_ELU_ERR, dynamic=("alpha",),
+              self=lambda grad, result, alpha:
               _elu_back_result(grad, result, alpha, 1, _celu_scale(alpha)))
 
 
 def _elu(input, alpha=1.0, scale=1, input_scale=1):
     _check_float(input, "elu_cpu")
+    check_scalar(alpha, input.dtype)
     return call_op(ELU, (input,), (alpha, scale, input_scale))
 
 
 def _elu_inplace(input, alpha=1.0, scale=1, input_scale=1):
     _check_float(input, "elu_cpu")
+    check_scalar(alpha, input.dtype)
     return inplace(input, _elu_r, alpha, scale, input_scale)
 
 
@@ -210,6 +220,7 @@ def celu(input, alpha=1.0):
     """
     _check_celu(alpha)
     _check_float(input, "elu_cpu")
+    check_scalar(alpha, input.dtype)
     return call_op(CELU, (input,), (alpha,))
 
 
@@ -217,16 +228,17 @@ def celu_(input, alpha=1.0):
     """torch.celu_: celu in place (CeluBackward1)."""
     _check_celu(alpha)
     _check_float(input, "elu_cpu")
+    check_scalar(alpha, input.dtype)
     return inplace(input, lambda x, a: call_op(CELU_, (x,), (a,)), alpha)
 
 
 # ---- leaky_relu ----------------------------------------------------------------------------
 def _leaky_k(self, negative_slope):
-    return jnp.where(self > 0, self, self * _s(negative_slope, self))
+    return jnp.where(self > 0, self, times(self, _s(negative_slope, self)))
 
 
 def _leaky_back_result(grad, result, negative_slope):
-    if negative_slope < 0:
+    if not negative_slope >= 0:  # (NaN too, as torch's check)
         raise RuntimeError(
             "In-place leakyReLu backward calculation is triggered with a negative slope which "
             "is not supported. This is caused by calling in-place forward function with a "
@@ -238,27 +250,31 @@ def _leaky_back_result(grad, result, negative_slope):
 
 _LEAKY_ERR = _kernel_error("leaky_relu_cpu")
 LEAKY_RELU = defop("leaky_relu", _leaky_k, attrs=("negative_slope",), complex_error=_LEAKY_ERR,
+                   dynamic=("negative_slope",),
                    self=lambda grad, self, negative_slope:
                    where(self > 0, grad, grad * negative_slope))
 LEAKY_RELU_ = defop("leaky_relu_", _leaky_k, attrs=("negative_slope",),
                     node="LeakyReluBackward1", complex_error=_LEAKY_ERR,
-                    self=_leaky_back_result)
+                    dynamic=("negative_slope",), self=_leaky_back_result)
 
 
 def _leaky_relu(input, negative_slope=0.01):
     _check_float(input, "leaky_relu_cpu")
+    check_scalar(negative_slope, input.dtype)
     return call_op(LEAKY_RELU, (input,), (negative_slope,))
 
 
 def _leaky_relu_(input, negative_slope=0.01):
     _check_float(input, "leaky_relu_cpu")
+    check_scalar(negative_slope, input.dtype)
     return inplace(input, lambda x, s: call_op(LEAKY_RELU_, (x,), (s,)), negative_slope)
 
 
 # ---- softplus ------------------------------------------------------------------------------
 def _softplus_k(self, beta, threshold):
-    xb = self * _s(beta, self)
-    return jnp.where(xb > threshold, self, jnp.log1p(jnp.exp(xb)) / _s(beta, self))
+    b = _s(beta, self)
+    xb = times(self, b)
+    return jnp.where(xb > threshold, self, over(jnp.log1p(jnp.exp(xb)), b))
 
 
 def _softplus_back(grad, self, beta, threshold):
@@ -269,21 +285,25 @@ def _softplus_back(grad, self, beta, threshold):
 
 
 SOFTPLUS = defop("softplus", _softplus_k, attrs=("beta", "threshold"),
-                 complex_error=_kernel_error("softplus_cpu"), self=_softplus_back)
+                 complex_error=_kernel_error("softplus_cpu"), dynamic=("beta", "threshold"),
+                 self=_softplus_back)
 
 
 def _softplus(input, beta=1, threshold=20):
     _check_float(input, "softplus_cpu")
+    check_scalar(beta, input.dtype)
+    check_scalar(threshold, input.dtype)
     return call_op(SOFTPLUS, (input,), (beta, threshold))
 
 
 # ---- hardtanh ------------------------------------------------------------------------------
 def _hardtanh_k(self, min_val, max_val):
-    return jnp.minimum(jnp.maximum(self, _s(min_val, self)), _s(max_val, self))
+    return _at_most(_at_least(self, _s(min_val, self)), _s(max_val, self))
 
 
 HARDTANH = defop("hardtanh", _hardtanh_k, attrs=("min_val", "max_val"),
                  complex_error=(NotImplementedError, "clamp is not supported for complex types"),
+                 dynamic=("min_val", "max_val"),
                  self=lambda grad, self, min_val, max_val:
                  where((self <= min_val) | (self >= max_val), 0.0, grad))
 
@@ -291,6 +311,8 @@ HARDTANH = defop("hardtanh", _hardtanh_k, attrs=("min_val", "max_val"),
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
     if input.dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
+    check_scalar(min_val, input.dtype)
+    check_scalar(max_val, input.dtype)
     return call_op(HARDTANH, (input,), (min_val, max_val))
 
 
@@ -377,7 +399,8 @@ def _wrap_dim(dim, ndim):
 
 # ---- threshold -----------------------------------------------------------------------------
 def _threshold_k(self, threshold, value):
-    return jnp.where(self <= threshold, _s(value, self), self)
+    # (threshold in self's dtype, as torch: an integer tensor compares with it truncated)
+    return jnp.where(self <= _s(threshold, self), _s(value, self), self)
 
 
 def _threshold_back(grad, self, threshold, value):
@@ -386,9 +409,13 @@ def _threshold_back(grad, self, threshold, value):
 
 _THR_ERR = _kernel_error("threshold_cpu")
 THRESHOLD = defop("threshold", _threshold_k, attrs=("threshold", "value"),
-                  complex_error=_THR_ERR, self=_threshold_back)
+                  complex_error=_THR_ERR, dynamic=("threshold", "value"), self=_threshold_back)
 THRESHOLD_ = defop("threshold_", _threshold_k, attrs=("threshold", "value"),
-                   node="ThresholdBackward1", complex_error=_THR_ERR, self=_threshold_back)
+                   node="ThresholdBackward1", complex_error=_THR_ERR,
+                   dynamic=("threshold", "value"), self=_threshold_back)
+for _op in (CELU, CELU_, LEAKY_RELU, LEAKY_RELU_, SOFTPLUS, HARDTANH, THRESHOLD, THRESHOLD_):
+    _op.static_of = scalar_types
+del _op
 _hide_attrs(THRESHOLD, "value")
 _hide_attrs(THRESHOLD_, "value")
 
@@ -400,17 +427,22 @@ def threshold(input, threshold, value):
     >>> torch.threshold(torch.tensor([0.5, 2.0]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
-    if input.dtype.is_complex:
-        raise NotImplementedError(f"\"threshold_cpu\" not implemented for "
-                                  f"'{input.dtype.scalar_name}'")
+    _check_threshold(input, threshold, value)
     return call_op(THRESHOLD, (input,), (threshold, value))
+
+
+def _check_threshold(input, threshold, value):
+    dt = input.dtype
+    if dt.is_complex or dt is D.bool_:
+        raise NotImplementedError(f"\"threshold_cpu\" not implemented for "
+                                  f"'{dt.scalar_name}'")
+    check_scalar(threshold, dt)
+    check_scalar(value, dt)
 
 
 def threshold_(input, threshold, value):
     """torch.threshold_: threshold in place (ThresholdBackward1)."""
-    if input.dtype.is_complex:
-        raise NotImplementedError(f"\"threshold_cpu\" not implemented for "
-                                  f"'{input.dtype.scalar_name}'")
+    _check_threshold(input, threshold, value)
     return inplace(input, lambda x, t, v: call_op(THRESHOLD_, (x,), (t, v)), threshold, value)
 
 

@@ -3,7 +3,7 @@ target; torch's FillBackward2/3 and CopyBackwards nodes."""
 import jax.numpy as jnp
 
 from .._cache import keyed
-from .._dtypes import astype, warn_if_discarding_imag
+from .._dtypes import astype, bool_ as _bool, warn_if_discarding_imag
 from ..size import can_broadcast_to
 from ..tensor import Tensor
 from . import pointwise as P
@@ -12,8 +12,11 @@ from ._table import defop, call_op
 from .inplace import overlap_rule
 
 ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
+# the value is traced (NOTE [traced scalars] in pointwise.py): x.fill_(v) for every v, one
+# executable
 FILL = defop("fill", lambda self, value: jnp.full_like(self, value), attrs=("value",),
-             node="FillBackward2", self=P._zeros)
+             node="FillBackward2", dynamic=("value",), self=P._zeros)
+FILL.static_of = P.scalar_types
 FILL_T = defop("fill_tensor", lambda self, value: jnp.full_like(self, value),
                inputs=("self", "value"), node="FillBackward3",
                self=P._zeros, value=lambda grad: grad.sum())
@@ -36,6 +39,15 @@ def _fill(t, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         return call_op(FILL_T, (t, value))
+    dt = t.dtype
+    if dt is _bool:  # (torch: any number, true when nonzero)
+        value = bool(value)
+    elif isinstance(value, complex) and not dt.is_complex:
+        if value.imag != 0:  # (torch's checked_convert; a traced value would lose it)
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{P._CONVERT_NAMES.get(dt, dt.cpp_name)} without overflow")
+        value = value.real
+    P.check_scalar(value, dt)
     return call_op(FILL, (t,), (keyed(value),))
 
 

@@ -1,13 +1,15 @@
 """Pointwise ops: arithmetic with torch's promotion, unary math, comparisons.
 Formulas are torch's derivatives.yaml entries (conjugates for complex inputs)."""
 import math
+import numbers
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from .. import _dtypes as D
-from .._cache import keyed
+from .._cache import KeyedFloat, keyed
 from ._args import as_t, float_of, promote
 from ._table import defop, call_op
 from ..engine.grad_mode import STATE
@@ -20,27 +22,142 @@ def _c(dt):
     return dt.np
 
 
+# ---- Python numbers as traced kernel arguments --------------------------------------------
+# NOTE [traced scalars]: the Python numbers an op takes that vary from call to call (pow's
+# exponent, clamp's bounds, add's alpha, the activations' slopes and thresholds, fill_'s
+# value) are `dynamic` attributes: the kernel takes them as traced scalars, so that one
+# executable serves every value (a compile costs 10-100 ms; `x.clamp(min=lr * k)` in a
+# loop must not compile every step). A traced Python number keeps its weak type, so the
+# kernel's promotion is the one it had with the number as a constant. The executable's
+# key keeps of each number its Python type (int, float, complex and bool trace to
+# different dtypes) and, through OpDef.static_of, whatever the kernel's structure depends
+# on: pow's exponents that XLA (and torch) compute specially, add's alpha == 1. The node
+# keeps the actual values (its formulas read them).
+_SCALAR_TYPES = {bool: bool, int: int, float: float, KeyedFloat: float, complex: complex,
+                 type(None): None}
+
+
+def scalar_type(v):
+    """A dynamic number's part of an executable's key: its Python type (None: None)."""
+    return _SCALAR_TYPES.get(v.__class__, v.__class__)
+
+
+def scalar_types(attrs):
+    """static_of for an op whose attributes are all dynamic numbers."""
+    get = _SCALAR_TYPES.get
+    return tuple([get(v.__class__, v.__class__) for v in attrs])
+
+
+# A traced number must give what the number as a constant gave, bit for bit, so the
+# kernels spell out what XLA's simplifier does with a constant: x * 1 is x and x * -1 is
+# -x (a product would flush a subnormal x to 0: XLA:CPU runs with FTZ/DAZ), max(x, -inf)
+# and min(x, inf) are x, x / c is x * (1 / c) (not bf16's).
+def times(v, s):
+    """v * s, s a traced scalar of v's dtype, bitwise as v * s for a constant s."""
+    return jnp.where(s == 1, v, jnp.where(s == -1, -v, v * s))
+
+
+def over(v, s):
+    """v / s, s a traced scalar of v's dtype, bitwise as v / s for a constant s."""
+    return v / s if v.dtype == jnp.bfloat16 else times(v, 1 / s)
+
+
+def _at_least(x, lo):  # jnp.maximum(x, lo), lo traced (x's dtype)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.maximum(x, lo)
+    return jnp.where(lo == -jnp.inf, x, jnp.maximum(x, lo))
+
+
+def _at_most(x, hi):  # jnp.minimum(x, hi), hi traced (x's dtype)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.minimum(x, hi)
+    return jnp.where(hi == jnp.inf, x, jnp.minimum(x, hi))
+
+
+# the C++ type torch's checked_convert names in its overflow error
+_CONVERT_NAMES = {D.uint8: "uint8_t", D.int8: "int8_t", D.int16: "int16_t", D.int32: "int",
+                  D.int64: "int64_t"}
+
+
+_INT64_MIN, _INT64_END = -2 ** 63, 2 ** 63
+
+
+def check_int64(v):
+    """torch's argument parser: an int past int64 raises (before any dtype is known)."""
+    if v.__class__ is int and not _INT64_MIN <= v < _INT64_END:
+        raise OverflowError("int too big to convert")
+
+
+def check_scalar(v, dt):
+    """torch's c10::checked_convert of a Python number to an integral dtype: out of range,
+    NaN, infinite, or complex with an imaginary part raises torch's error. (A traced
+    conversion would wrap or saturate where the number as a constant raised or wrapped;
+    torch raises.) Ints in [-255, 0) fit uint8 (two's complement, as torch). An int past
+    int64 raises the OverflowError of torch's argument parser, whatever the dtype."""
+    if v.__class__ is int and not _INT64_MIN <= v < _INT64_END:
+        raise OverflowError("int too big to convert")
+    if dt._kind != 1 or v is None or isinstance(v, (bool, np.bool_)):
+        return
+    if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+        bad = v.imag != 0
+        v = v.real
+    else:
+        bad = False
+    info = np.iinfo(dt.np)
+    if isinstance(v, numbers.Integral):
+        v = int(v)
+        lo = -info.max if info.min == 0 else info.min
+        bad = bad or not lo <= v <= info.max
+    else:
+        v = float(v)
+        bad = bad or not info.min <= v <= info.max  # (NaN and infinities too)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dt]} without "
+                           "overflow")
+
+
 # ---- binary arithmetic (dtype is the promoted result type) --------------------------
+def _scaled(b, alpha, one):
+    """other * alpha in add and sub's kernels (alpha traced unless it is 1: then none)."""
+    return b if one else b * alpha
+
+
+def _alpha_key(attrs):
+    """add/sub/rsub's static_of: (dtype, alpha == 1 (no product then), alpha's type) in
+    dtype's place, alpha traced."""
+    dt, alpha = attrs
+    return ((dt, alpha == 1, scalar_type(alpha)), None)
+
+
+# (`dtype`, in the kernels, is _alpha_key's triple)
 ADD = defop("add", lambda self, other, dtype, alpha:
-            (self.astype(_c(dtype)) + other.astype(_c(dtype)) * alpha).astype(_c(dtype))
-            if alpha != 1 else self.astype(_c(dtype)) + other.astype(_c(dtype)),
-            inputs=("self", "other"), attrs=("dtype", "alpha"),
+            (self.astype(_c(dtype[0])) + _scaled(other.astype(_c(dtype[0])), alpha, dtype[1])
+             ).astype(_c(dtype[0])),
+            inputs=("self", "other"), attrs=("dtype", "alpha"), dynamic=("alpha",),
             self=lambda grad: grad,
             other=lambda grad, alpha: grad if alpha == 1 else grad * _conj(alpha))
 SUB = defop("sub", lambda self, other, dtype, alpha:
-            (self.astype(_c(dtype)) - other.astype(_c(dtype)) * alpha).astype(_c(dtype)),
-            inputs=("self", "other"), attrs=("dtype", "alpha"),
+            (self.astype(_c(dtype[0])) - _scaled(other.astype(_c(dtype[0])), alpha, dtype[1])
+             ).astype(_c(dtype[0])),
+            inputs=("self", "other"), attrs=("dtype", "alpha"), dynamic=("alpha",),
             self=lambda grad: grad,
             other=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
 RSUB = defop("rsub", lambda self, other, dtype, alpha:
-             (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
+             (other.astype(_c(dtype[0])) - _scaled(self.astype(_c(dtype[0])), alpha, dtype[1])
+              ).astype(_c(dtype[0])),
              inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward0",
+             dynamic=("alpha",),
              self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha),
              other=lambda grad: grad)
 RSUB_S = defop("rsub_scalar", lambda self, other, dtype, alpha:
-               (other.astype(_c(dtype)) - self.astype(_c(dtype)) * alpha).astype(_c(dtype)),
+               (other.astype(_c(dtype[0])) - _scaled(self.astype(_c(dtype[0])), alpha, dtype[1])
+                ).astype(_c(dtype[0])),
                inputs=("self", "other"), attrs=("dtype", "alpha"), node="RsubBackward1",
+               dynamic=("alpha",),
                self=lambda grad, alpha: -grad if alpha == 1 else -grad * _conj(alpha))
+for _op in (ADD, SUB, RSUB, RSUB_S):
+    _op.static_of = _alpha_key
+del _op
 
 
 def _mul(self, other, dtype):
@@ -182,6 +299,7 @@ def _check_alpha(dt, alpha):
     if isinstance(alpha, complex) and not dt.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
                            "complex number.")
+    check_scalar(alpha, dt)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -282,11 +400,98 @@ def _pow_exp(grad, base, exponent, result):
     return grad * where(cond, 0.0, (result * base.log()).conj())
 
 
-POW_S = defop("pow", lambda self, exponent, dtype:
-              jnp.power(self.astype(_c(dtype)), exponent).astype(_c(dtype)),
-              attrs=("exponent", "dtype"),
+# XLA computes a power with these constant exponents otherwise (x * x for 2, a sqrt for
+# 0.5, ...), as torch's kernel does: they stay constants (part of the key), every other
+# exponent is traced (NOTE [traced scalars])
+_POW_SPECIAL = frozenset((0, 1, 2, 3, -1, -2, 0.5, -0.5))
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _subnormal(e):  # (XLA:CPU flushes a traced subnormal to 0; as a constant it stays)
+    return e != 0 and -_TINY < e < _TINY  # (abs is torch.abs here)
+
+
+def _pow_const(e):
+    """Whether a float exponent stays a constant: a special value, or subnormal."""
+    return e in _POW_SPECIAL or _subnormal(e)
+
+
+def _pow_key(attrs):
+    """POW_S's static_of: (dtype, how the kernel takes the exponent) in dtype's place:
+    "int" (a traced int: binary exponentiation), "float" or "complex" (traced, lax.pow),
+    or (its type, its value) for a constant: special values, bools, ints in [-4, 4]
+    (x ** 2: straight-line products) and numbers of other types."""
+    e, dt = attrs
+    t = type(e)
+    if t is int:
+        kind = (int, e) if -4 <= e <= 4 else "int"
+    elif t is float or t is KeyedFloat:
+        kind = (float, e) if _pow_const(e) else "float"
+    elif t is complex:
+        const = _pow_const(e.real) if e.imag == 0 else _subnormal(e.real) or \
+            _subnormal(e.imag)
+        kind = (complex, e) if const else "complex"
+    else:
+        kind = (t, keyed(e))
+    return (None, (dt, kind))
+
+
+def _int_pow_loop(x, n):
+    """x ** n for a traced integer n, bitwise lax.integer_pow(x, n): the same binary
+    exponentiation (the same products in the same order), in a loop over n's bits."""
+    m = jnp.abs(n).astype(jnp.uint64)  # (|-2**63| wraps to 2**63 as uint64: right)
+
+    def body(c):
+        acc, base, m, started = c
+        bit = (m & 1) == 1
+        acc = jnp.where(bit, jnp.where(started, acc * base, base), acc)
+        return acc, base * base, m >> 1, started | bit
+
+    acc = lax.while_loop(lambda c: c[2] > 0, body,
+                         (jnp.ones_like(x), x, m, jnp.zeros((), bool)))[0]
+    if not jnp.issubdtype(x.dtype, jnp.inexact):  # (integers: pow's front-end takes n >= 0)
+        return acc
+    return jnp.where(n < 0, lax.div(jnp.ones_like(acc), acc), acc)
+
+
+@jax.custom_jvp
+def _int_pow_inexact(x, n):
+    return _int_pow_loop(x, n)
+
+
+@_int_pow_inexact.defjvp
+def _int_pow_jvp(primals, tangents):
+    # lax.integer_pow's rule, n * x ** (n - 1) (n != 0 here): a kernel run under jax.grad
+    # (jaxify) has no reverse mode through the loop, but has one through this
+    x, n = primals
+    return _int_pow_inexact(x, n), tangents[0] * (n.astype(x.dtype) * _int_pow_inexact(x, n - 1))
+
+
+def _int_pow(x, n):
+    n = jnp.asarray(n, jnp.int64)
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return _int_pow_inexact(x, n)
+    return _int_pow_loop(x, n)
+
+
+def _pow_s_k(self, exponent, dtype):
+    dt, kind = dtype  # (_pow_key)
+    x = self.astype(_c(dt))
+    if kind == "int":
+        r = _int_pow(x, exponent)
+    elif kind.__class__ is tuple:  # a constant
+        r = jnp.power(x, kind[1])
+    else:
+        r = jnp.power(x, exponent)
+    return r.astype(_c(dt))
+
+
+POW_S = defop("pow", _pow_s_k, attrs=("exponent", "dtype"), dynamic=("exponent",),
               self=lambda grad, self, exponent:
               _zeros(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1)).conj())
+POW_S.static_of = _pow_key
+
+
 def _int_power(b, e):
     """torch's integer pow: a negative exponent gives 0, except for bases 1 and -1."""
     p = jnp.power(b, jnp.maximum(e, 0))
@@ -328,9 +533,11 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         e = exponent
         return _run(POW_T, (input, e), (_pow_dtype(input, e),))
+    check_int64(exponent)
     dt = promote(input, as_t(exponent))
     if not dt.is_differentiable and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    check_scalar(exponent, dt)
     return call_op(POW_S, (input,), (exponent, dt))
 
 
@@ -498,9 +705,9 @@ arctan2 = atan2
 # ---- clamp, maximum/minimum, where ------------------------------------------------------
 def _clamp_k(self, min, max):
     if min is not None:
-        self = jnp.maximum(self, jnp.asarray(min, self.dtype))
+        self = _at_least(self, jnp.asarray(min, self.dtype))
     if max is not None:
-        self = jnp.minimum(self, jnp.asarray(max, self.dtype))
+        self = _at_most(self, jnp.asarray(max, self.dtype))
     return self
 
 
@@ -512,14 +719,19 @@ def _clamp_grad(grad, self, min, max):
     return where(self <= max, grad, 0.0)
 
 
+# the bounds are traced (NOTE [traced scalars]); a missing one (None) is the kernel's
+# structure: the key has None there, as it has each bound's type
 CLAMP = defop("clamp", _clamp_k, attrs=("min", "max"), node="ClampBackward1",
-              complex_error=_CLAMP_COMPLEX, self=_clamp_grad)
+              complex_error=_CLAMP_COMPLEX, dynamic=("min", "max"), self=_clamp_grad)
 CLAMP_MIN = defop("clamp_min", lambda self, min: _clamp_k(self, min, None), attrs=("min",),
-                  complex_error=_CLAMP_COMPLEX,
+                  complex_error=_CLAMP_COMPLEX, dynamic=("min",),
                   self=lambda grad, self, min: where(self >= min, grad, 0.0))
 CLAMP_MAX = defop("clamp_max", lambda self, max: _clamp_k(self, None, max), attrs=("max",),
-                  complex_error=_CLAMP_COMPLEX,
+                  complex_error=_CLAMP_COMPLEX, dynamic=("max",),
                   self=lambda grad, self, max: where(self <= max, grad, 0.0))
+for _op in (CLAMP, CLAMP_MIN, CLAMP_MAX):
+    _op.static_of = scalar_types
+del _op
 CLAMP_T = defop("clamp_tensor", lambda self, min, max: jnp.minimum(jnp.maximum(self, min), max),
                 inputs=("self", "min", "max"), node="ClampBackward0",
                 complex_error=_CLAMP_COMPLEX,
@@ -533,6 +745,8 @@ def clamp(input, min=None, max=None):
     """torch.clamp; gradient flows where min <= x <= max (inclusive), as torch."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    check_int64(min)
+    check_int64(max)
     dt = _clamp_dtype(input, min, max)
     if dt is not input.dtype:  # an integer tensor with float bounds: float (not recorded)
         input = input.to(dt)
@@ -540,6 +754,8 @@ def clamp(input, min=None, max=None):
         lo = as_t(min if min is not None else -math.inf).to(dt)
         hi = as_t(max if max is not None else math.inf).to(dt)
         return call_op(CLAMP_T, (input, lo, hi))
+    check_scalar(min, dt)
+    check_scalar(max, dt)
     return call_op(CLAMP, (input,), (keyed(min), keyed(max)))
 
 
@@ -556,14 +772,18 @@ clip = clamp
 def clamp_min(input, min):
     if isinstance(min, Tensor):
         return clamp(input, min)
+    check_int64(min)
     dt = _clamp_dtype(input, min, None)
+    check_scalar(min, dt)
     return call_op(CLAMP_MIN, (input if dt is input.dtype else input.to(dt),), (keyed(min),))
 
 
 def clamp_max(input, max):
     if isinstance(max, Tensor):
         return clamp(input, None, max)
+    check_int64(max)
     dt = _clamp_dtype(input, None, max)
+    check_scalar(max, dt)
     return call_op(CLAMP_MAX, (input if dt is input.dtype else input.to(dt),), (keyed(max),))
 
 
