@@ -65,12 +65,27 @@ def test_runs_that_compile_earn_no_credit(ski_rental):
     """The first run of a new graph compiles its nodes' kernels: not what fusing saves."""
     rs = np.random.RandomState(2)
     x0, w0 = rs.randn(2, 13).astype(np.float64)
-    credit = dict(fused._credit)
+    credit = {k: list(v) for k, v in fused._credit.items()}
     _step(eg, x0, w0)  # new shapes: node kernels compile
-    assert fused._credit == credit
+    assert {k: v[0] for k, v in fused._credit.items()} == {k: v[0] for k, v in credit.items()}
     _step(eg, x0, w0)  # compiled nothing: credited
     assert len(fused._credit) > len(credit) or any(
-        fused._credit[k] > credit.get(k, 0) for k in fused._credit)
+        fused._credit[k][0] > credit.get(k, [0])[0] for k in fused._credit)
+
+
+def test_fused_by_max_sightings_when_every_run_compiles(ski_rental, monkeypatch):
+    """Runs that compile earn no credit; a key is compiled at its MAX_SIGHTINGS-th
+    sighting anyway (node kernels evicted every step must not keep it unfused)."""
+    monkeypatch.setattr(fused, "observe", lambda seg, seconds: None)  # no credit ever
+    rs = np.random.RandomState(3)
+    x0, w0 = rs.randn(2, 17).astype(np.float64)
+    want = _step(torch, x0, w0)
+    fused_before = fused.COUNTS["segments_fused"]
+    for run in range(fused.MAX_SIGHTINGS + 1):
+        got = _step(eg, x0, w0)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert fused.COUNTS["segments_fused"] > fused_before
 
 
 def test_the_compile_cost_estimate_learns():

@@ -20,7 +20,9 @@ which entry slots hold a gradient this time). NOTE [when to fuse]: a key is comp
 once running it node by node has cost about what compiling it would (a ski rental: never
 more than twice the better of the two choices): the engine times each node-by-node run
 that compiled nothing (`observe`), and a key is compiled when those times add up to
-the estimated compile time of its op count (learnt from the compiles so far). A graph
+the estimated compile time of its op count (learnt from the compiles so far), or at its
+MAX_SIGHTINGS-th sighting whatever the times (runs that compile earn nothing: node
+kernels evicted and recompiled every step would otherwise never let it fuse). A graph
 seen a few times (a program's first steps, a sequence length met twice) stays node by
 node and pays no compile of its own; a training loop's graph is fused within its first
 steps. (EAGER: compile on the second sighting, as the test suite does.) The compile runs
@@ -78,7 +80,8 @@ def node_by_node():
 
 
 _SEEN, _PENDING, _FAILED = 0, 1, 2  # cache states besides a compiled function
-_credit = {}  # a seen key -> seconds its node-by-node runs took (NOTE [when to fuse])
+_credit = {}  # a seen key -> [seconds its node-by-node runs took, sightings]
+MAX_SIGHTINGS = 16  # compiled by then whatever the times (NOTE [when to fuse])
 
 
 class _CompileCost:
@@ -287,7 +290,7 @@ def observe(seg, seconds):
     (NOTE [when to fuse])."""
     key = getattr(seg, "last_key", None)
     if key is not None and _cache.get(key) == _SEEN:
-        _credit[key] = _credit.get(key, 0.0) + seconds
+        _credit.setdefault(key, [0.0, 0])[0] += seconds
 
 
 def _advance(key, state, seg, ins, nodes):
@@ -303,8 +306,11 @@ def _advance(key, state, seg, ins, nodes):
                 _credit.pop(next(iter(_cache)), None)
                 _cache.popitem(last=False)
         return False
-    if not EAGER and _credit.get(key, 0.0) < COMPILE_COST.estimate(len(seg.ops)):
-        return False
+    if not EAGER:
+        c = _credit.setdefault(key, [0.0, 0])
+        c[1] += 1
+        if c[0] < COMPILE_COST.estimate(len(seg.ops)) and c[1] < MAX_SIGHTINGS:
+            return False
     _credit.pop(key, None)
     try:
         saved = _gather(seg, nodes)  # for the shapes of the compile
