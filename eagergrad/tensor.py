@@ -2,9 +2,12 @@
 
 import threading
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import core as _jax_core
 from jax.core import Tracer
+from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 
 from . import _dtypes as D
 from ._mode import STATE
@@ -54,6 +57,12 @@ CAPTURING = _Capturing()
 
 def _make(arr):
     """A new base tensor over a jax array (no copy)."""
+    return _make_as(arr, (arr.shape, D.FROM_NP[arr.dtype]))
+
+
+def _make_as(arr, meta):
+    """_make when the array's (shape, dtype) is known (call_op's executables know their
+    output's): every field set by a plain slot store, the cheapest way Python has."""
     t = _new(Tensor)
     st = t._storage = _new(Storage)  # (slot stores: cheaper than calling __init__)
     st.array = arr
@@ -61,8 +70,7 @@ def _make(arr):
     t._version_counter = vc = _new(VersionCounter)
     vc.version = 0
     t._vchain = None
-    t._shape = arr.shape
-    t.dtype = D.FROM_NP[arr.dtype]
+    t._shape, t.dtype = meta
     t._requires_grad = False
     t._grad_fn = None
     t._out_nr = 0
@@ -125,13 +133,18 @@ def _zeros_meta(shape, dtype):
     return _make(jnp.zeros(shape, dtype.np))
 
 
-def _wrap_outputs(op, tensors, attrs, out):
-    """Tensors over an op's output arrays (views of tensors[0] for view ops); the op
-    table's _record wires them to their node."""
-    multi = isinstance(out, tuple)
-    res = [_make(a) if op.view is None else
-           _make_view(tensors[0], a, op, attrs, i if multi else None)
-           for i, a in enumerate(out if multi else (out,))]
+def _wrap_outputs(op, tensors, attrs, out, multi, metas):
+    """Tensors over an op's output arrays (views of tensors[0] for view ops): a tuple
+    when the kernel returns one (`multi`), each output's (shape, dtype) in `metas`; the
+    op table's _record wires them to their node. A view op's `out` may be None: its
+    views are lazy (computed when read)."""
+    if out is None:
+        out = (None,) * len(metas)
+    elif not multi:
+        out = (out,)
+    res = [_make_as(a, m) if op.view is None else
+           _make_view(tensors[0], a, op, attrs, i if multi else None, m)
+           for i, (a, m) in enumerate(zip(out, metas))]
     return tuple(res) if multi else res[0]
 
 
@@ -140,19 +153,19 @@ NO_GRAD_MODE, MULTI_OUTPUT, INFERENCE_MODE = "no_grad", "multi_output", "inferen
 IN_CUSTOM_FUNCTION = "in_custom_function"
 
 
-def _make_view(src, arr, op, attrs, idx):
+def _make_view(src, arr, op, attrs, idx, meta):
     """A view of `src`: shares its storage and version counter, reads through the chain
-    of view functions from the base. As in torch (`as_view`), a view of an inference
-    tensor aliases its memory but is not a view for autograd (no `_base`), and a view
-    requires grad when its base does, even when made under no_grad (with no grad_fn:
-    gradients do not flow into it)."""
-    t = _make(arr)
+    of view functions from the base (`arr`, its array, or None: read when first needed).
+    As in torch (`as_view`), a view of an inference tensor aliases its memory but is
+    not a view for autograd (no `_base`), and a view requires grad when its base does,
+    even when made under no_grad (with no grad_fn: gradients do not flow into it)."""
+    t = _make_as(arr, meta)
     t._storage = src._storage
     t._version_counter = src._version_counter
     t._vchain = (src._vchain or ()) + ((op.fwd(attrs), idx),)
     t._arr = arr
-    t._gen = src._storage.generation
-    t._stride, t._offset = op.view(src, attrs, idx, arr.shape)
+    t._gen = src._storage.generation if arr is not None else -1
+    t._stride, t._offset = op.view(src, attrs, idx, meta[0])
     t._inference = src._inference
     if src._inference:
         return t
@@ -199,8 +212,14 @@ class Tensor:
         if ch is None:
             return self._storage.array
         st = self._storage
-        if self._gen != st.generation:
-            self._arr = view_of(st.array, ch)
+        if self._gen != st.generation:  # (a lazy view, or its storage was written)
+            a = st.array
+            if a.__class__ is _ArrayImpl and _jax_core.trace_ctx.trace.__class__ is not \
+                    _jax_core.EvalTrace:
+                with jax.ensure_compile_time_eval():  # concrete, whatever jax is tracing
+                    self._arr = view_of(a, ch)
+            else:
+                self._arr = view_of(a, ch)
             self._gen = st.generation
             if self._base is not None and self._base._requires_grad:
                 self._requires_grad = True  # (its grad_fn is regenerated when next asked for)

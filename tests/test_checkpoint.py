@@ -257,9 +257,10 @@ def test_checkpoint_frees_activations_between_forward_and_backward():
         for b in blocks:
             b.zero_grad()
         del loss
-    # plain: 24 activations (1.5 a layer); checkpointed: the 3 inner block inputs;
+    # plain: 16 activations, the Tanh outputs (as torch: a Linear's saved weight.t() is a
+    # view of its weight, no array of its own); checkpointed: the 3 inner block inputs;
     # sequential: 3 segment inputs and the last block run plainly
-    assert held["plain"] > 23, held
+    assert held["plain"] > 15, held
     assert held[False] < 3.5 and held[True] < 3.5, held
     assert held["sequential"] < 3.5 + held["plain"] / 4, held
     for mode in (False, True, "sequential"):

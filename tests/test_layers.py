@@ -9,8 +9,8 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 
 # lowest first; a module may import modules of its own layer or below, never above
 LAYERS = [
-    ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_torch_names", "size", "device",
-     "_repr", "cuda", "backends", "accelerator"],
+    ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
+     "size", "device", "_repr", "cuda", "backends", "accelerator"],
     ["tensor"],
     ["engine"],
     ["ops", "creation"],

@@ -15,6 +15,7 @@ engine's validation; formulas never repeat them.
 import functools
 import inspect
 import threading
+import weakref
 from typing import NamedTuple
 
 _new = object.__new__
@@ -22,15 +23,18 @@ _new = object.__new__
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 
 from .. import _dtypes as D
-from .._cache import EXECUTABLES, put_bounded
+from .._cache import EXECUTABLES, keyed, put_bounded
 from .._dtypes import FROM_NP
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import ANOMALY, record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
-from ..tensor import CAPTURING, FUNC, FWD, _make, _tangent, _wrap_outputs, _zeros_meta
+from .._storage import view_of
+from ..tensor import (CAPTURING, FUNC, FWD, _make, _make_as, _tangent, _wrap_outputs,
+                      _zeros_meta)
 
 OPS = {}  # name -> OpDef, for the table-driven tests
 
@@ -71,6 +75,10 @@ class _Donating:
 
 
 DONATING = _Donating()
+
+# how often call_op took its view paths (tests check the paths really ran)
+VIEW_COUNTS = {"fused": 0, "lazy": 0}
+REPLAYED_IN = weakref.WeakSet()  # the replay functions of replay_in view ops (defop)
 
 
 def _sum_to(a, shape):
@@ -223,9 +231,10 @@ class OpDef:
     """One row of the op table."""
 
     def __init__(self, name, node, kernel, inputs, attrs, formulas, outputs, view, nondiff,
-                 saved_meta=None, complex_error=None, dynamic=(), fuse=True):
+                 saved_meta=None, complex_error=None, dynamic=(), fuse=True, replay_in=False):
         self.name = name
         self.fuse = fuse  # False: its node runs alone, never inside a fused segment
+        self.replay_in = replay_in  # a view op its consumers replay in their kernel
         self.kernel = kernel if complex_error is None else _no_complex(kernel, complex_error)
         self.inputs = inputs
         self.attr_names = attrs
@@ -362,34 +371,59 @@ class OpDef:
             tuple((k, None) for k, _ in outs)
         return SavePlan(ins, outs, layout)
 
+    static_of = None  # an op's own static_attrs, fn(attrs) -> the kernel's static attrs
+
     def fwd(self, attrs):
         """The shape-agnostic jitted kernel for `attrs`: a view chain's replay function
-        (its identity is part of the chain) and the forward-mode kernels' base."""
+        (its identity is part of the chain) and the forward-mode kernels' base. For an
+        op with dynamic attributes, `functools.partial(kernel, **their values)`: the
+        kernel is the chain's static structure, the values are what writes through the
+        chain pass as traced arguments (_storage.split_chain)."""
         f = self._fwd.get(attrs)
         if f is None:
             static = self.static_attrs(attrs) if self.dynamic else attrs
             f = self._jit.get(static)
             if f is None:
                 f = put_bounded(self._jit, static, EXECUTABLES.track(self._jitted(static)), 256)
+                if self.replay_in:
+                    REPLAYED_IN.add(f)
             if self.dynamic:
                 f = functools.partial(f, **{self.attr_names[i]: attrs[i] for i in self.dynamic})
             put_bounded(self._fwd, attrs, f, 256)
         return f
 
     def static_attrs(self, attrs):
-        """attrs with the dynamic ones (traced scalars) as None: the kernel's key."""
+        """attrs with the dynamic ones (traced scalars) as None: the kernel's key. An op
+        whose dynamic attributes also fix a static quantity derives the key itself
+        (`static_of`: slice keys its length, end - start, in end's place)."""
+        if self.static_of is not None:
+            return self.static_of(attrs)
         return tuple(None if i in self.dynamic else a for i, a in enumerate(attrs))
 
     def executable(self, key, static):
         """call_op's miss: a jitted kernel of its own for `key` (static attrs, input
         shapes and dtypes, maybe "donate"), so that evicting the entry frees its
         executable. A dynamic op's kernel takes its dynamic attributes as keywords."""
-        return EXECUTABLES.put(self._exe, key, self._jitted(static, key[0] == "donate"))
+        # the entry: [kernel, stamp, the outputs' metadata, _record's static part per
+        # pattern of inputs needing a gradient]
+        if key[0] == "views":  # (_call_views: some inputs are views read inside)
+            f = self._jitted(static, chains=tuple(p[2] if len(p) > 2 else None
+                                                  for p in key[2:]))
+        else:
+            f = self._jitted(static, key[0] == "donate")
+        return EXECUTABLES.put_entry(self._exe, key, [f, 0, None, None])
 
-    def _jitted(self, attrs, donate=False):
-        return jax.jit(functools.partial(self.kernel, **{
+    def _jitted(self, attrs, donate=False, chains=None):
+        k = functools.partial(self.kernel, **{
             k: a for i, (k, a) in enumerate(zip(self.attr_names, attrs))
-            if i not in self.dynamic}), donate_argnums=0 if donate else ())
+            if i not in self.dynamic})
+        if chains is not None:  # input i is view chains[i] of the array passed
+            kernel = k
+
+            def k(*arrays, **dynamic):
+                return kernel(*[a if ch is None else view_of(a, ch)
+                                for a, ch in zip(arrays, chains)], **dynamic)
+        return jax.jit(k, donate_argnums=0 if donate else ())
 
     def __repr__(self):
         return f"<op {self.name} -> {self.Node.__name__}>"
@@ -412,7 +446,7 @@ def _no_complex(kernel, error):
 
 def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result",),
           view=None, nondiff=(), saved_meta=None, complex_error=None, dynamic=(), fuse=True,
-          **formulas):
+          replay_in=False, **formulas):
     """Declare an op: `defop("exp", jnp.exp, self=lambda grad, result: grad * result.conj())`.
 
     node defaults to CamelCase(name) + "Backward0"; formulas are keyword arguments
@@ -422,14 +456,16 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
     torch raises for complex inputs. dynamic: names of integer attributes the kernel
     takes as traced scalars (one compiled kernel for all their values). fuse=False: the
     node's backward runs as its own kernel, never inside a fused segment (engine/fused.py),
-    for kernels XLA compiles worse inside a larger computation.
+    for kernels XLA compiles worse inside a larger computation. replay_in=True: a view op
+    (a transpose: a layout XLA folds into a matmul for free) whose views the ops consuming
+    them replay inside their own kernel (call_op's _call_views).
     """
     if node is None:
         node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
     op = OpDef(name, node, kernel, tuple(inputs), tuple(attrs), formulas, tuple(outputs),
                view, frozenset(nondiff),
                saved_meta and (frozenset(saved_meta[0]), saved_meta[1]), complex_error,
-               tuple(dynamic), fuse)
+               tuple(dynamic), fuse, replay_in)
     OPS[name] = op
     return op
 
@@ -442,49 +478,135 @@ def call_op(op, tensors, attrs=()):
     n = len(tensors)
     if n == 2:
         a, b = tensors
+        if a._vchain is not None or b._vchain is not None:
+            return _call_views(op, tensors, attrs, static)
         key = (static, a._shape, a.dtype, b._shape, b.dtype)
     elif n == 1:
         a = tensors[0]
+        if a._vchain is not None:
+            return _call_views(op, tensors, attrs, static)
         key = (static, a._shape, a.dtype)
     else:
-        key = (static, *[(t._shape, t.dtype) for t in tensors])
+        key = [static]
+        for t in tensors:
+            if t._vchain is not None:
+                return _call_views(op, tensors, attrs, static)
+            key.append((t._shape, t.dtype))
+        key = tuple(key)
     if DONATING.n and tensors and tensors[0]._storage is DONATING.tl.storage and op.simple:
         DONATING.tl.storage = None  # the in-place op's own kernel, once
         key = ("donate", key)
     e = op._exe.get(key)
     if e is None:
-        f = op.executable(key, static)
+        e = op.executable(key, static)
     else:
         e[1] = EXECUTABLES.now
-        f = e[0]
+    f = e[0]
+    if op.view is not None and e[2] is not None and not CAPTURING.n and \
+            tensors[0]._storage.array.__class__ is _ArrayImpl:
+        return _outputs(op, tensors, attrs, e, None)  # a lazy view (see _call_views)
     if op.dynamic:  # (traced scalars: one executable serves every value)
         f = functools.partial(f, **{op.attr_names[i]: attrs[i] for i in op.dynamic})
-    # a base tensor's array is its storage's (the _value property, inlined: every op)
+    # base tensors: the array is the storage's
     if n == 2:
-        out = f(a._storage.array if a._vchain is None else a._value,
-                b._storage.array if b._vchain is None else b._value)
+        out = f(a._storage.array, b._storage.array)
     elif n == 1:
-        out = f(a._storage.array if a._vchain is None else a._value)
+        out = f(a._storage.array)
     else:
-        out = f(*[t._value for t in tensors])
-    if op.simple:  # one output, not a view, no variadic input: the hot path
-        t = _make(out)
+        out = f(*[t._storage.array for t in tensors])
+    if op.simple:  # one output, not a view, no variadic input: the hot path (_outputs')
+        meta = e[2]  # the output's (shape, dtype): the key decides them
+        if meta is None:
+            meta = e[2] = (out.shape, FROM_NP[out.dtype])
+        t = _make_as(out, meta)
         if FWD.active:  # (before _record: a saved result keeps its tangent)
             _forward_tangents(op, tensors, attrs, (t,))
         if STATE.grad:
             for i in op.diff_index:
                 if tensors[i]._requires_grad:
-                    _record(op, tensors, attrs, (t,))
+                    _record(op, tensors, attrs, (t,), e)
                     break
         return t
-    result = _wrap_outputs(op, tensors, attrs, out)
-    if FWD.active:
-        _forward_tangents(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
+    return _outputs(op, tensors, attrs, e, out)
+
+
+def _call_views(op, tensors, attrs, static):
+    """call_op with a view among the inputs. A view made by replay_in ops only (a
+    transpose: x @ w.t() is one dot) is replayed inside the op's kernel, from its
+    storage's array: one dispatch, where reading the view first costs one more. Other
+    views are read first: replaying them would make a kernel per (op, view) pair where
+    the op's kernel is shared by all views of a shape (a GRU's three gate chunks), more
+    compiles for a program's first run. Nor when a func transform is
+    capturing (NOTE [captured tensors] matches the arrays a kernel lifts to its input
+    tensors' values). A view op whose output's shape is known (its executable ran once)
+    and whose source is concrete makes its output without running: a lazy view, read
+    (concretely: Tensor._value) when needed."""
+    parts, arrays, replayed = [], [], False
+    for t in tensors:
+        ch = t._vchain
+        if ch is None:
+            parts.append((t._shape, t.dtype))
+            arrays.append(t._storage.array)
+            continue
+        for fn, _ in ch:
+            if fn not in REPLAYED_IN or CAPTURING.n:
+                parts.append((t._shape, t.dtype))
+                arrays.append(t._value)
+                break
+        else:
+            a = t._storage.array
+            parts.append((t._shape, t.dtype, ch, a.shape, a.dtype))
+            arrays.append(a)
+            replayed = True
+    if DONATING.n and tensors[0]._storage is DONATING.tl.storage:
+        DONATING.tl.storage = None  # (never a view's array: it is still read)
+    if replayed:
+        VIEW_COUNTS["fused"] += 1
+        key = ("views", static, *parts)
+    elif len(parts) == 2:  # (call_op's keys: one kernel whether or not inputs are views)
+        key = (static, *parts[0], *parts[1])
+    elif len(parts) == 1:
+        key = (static, *parts[0])
+    else:
+        key = (static, *parts)
+    e = op._exe.get(key)
+    if e is None:
+        e = op.executable(key, static)
+    else:
+        e[1] = EXECUTABLES.now
+    if op.view is not None and e[2] is not None and not CAPTURING.n and \
+            arrays[0].__class__ is _ArrayImpl:
+        return _outputs(op, tensors, attrs, e, None)
+    f = e[0]
+    if op.dynamic:
+        f = functools.partial(f, **{op.attr_names[i]: attrs[i] for i in op.dynamic})
+    return _outputs(op, tensors, attrs, e, f(*arrays))
+
+
+def _outputs(op, tensors, attrs, e, out):
+    """call_op's tail: tensors over the kernel's output (lazy views when `out` is None),
+    their tangents, their node."""
+    if out is None:
+        VIEW_COUNTS["lazy"] += 1
+    if op.simple:
+        meta = e[2]
+        if meta is None:
+            meta = e[2] = (out.shape, FROM_NP[out.dtype])
+        result = _make_as(out, meta)
+        outs = (result,)
+    else:
+        if e[2] is None:
+            multi = isinstance(out, tuple)
+            e[2] = (multi, tuple((a.shape, FROM_NP[a.dtype]) for a in (out if multi else (out,))))
+        result = _wrap_outputs(op, tensors, attrs, out, *e[2])
+        outs = result if isinstance(result, tuple) else (result,)
+    if FWD.active:  # (before _record: a saved result keeps its tangent)
+        _forward_tangents(op, tensors, attrs, outs)
     if STATE.grad and op.diff_inputs:
         nfix = len(op.input_names) - op.variadic
         if any(tensors[i]._requires_grad for i in op.diff_index if i < nfix) or (
                 op.var_diff and any(t._requires_grad for t in tensors[nfix:])):
-            _record(op, tensors, attrs, result if isinstance(result, tuple) else (result,))
+            _record(op, tensors, attrs, outs, e)
     return result
 
 
@@ -553,10 +675,14 @@ def _forward_tangents(op, tensors, attrs, outs):
             o._fw = (FWD.gen, _make(a))
 
 
-def _record(op, tensors, attrs, outs):
+def _record(op, tensors, attrs, outs, entry=None):
     """Make the node for outputs `outs`: edges to the differentiable inputs, saved
     tensors for the formulas whose input needs a gradient, outputs wired to it.
-    (The hot path of every recorded op: one pass over the inputs, no generators.)"""
+    (The hot path of every recorded op: one pass over the inputs, no generators.)
+    `entry`, call_op's executable entry, keeps the node's static part (save plan, spec,
+    signature, output metadata) per pattern of inputs needing a gradient: the entry's
+    key (attrs, input shapes and dtypes) decides all of it, with the dynamic attrs'
+    values (they are in the spec)."""
     if CAPTURING.n and FUNC.capture is not None:
         FUNC.capture.reads(tensors)
     nfix = op.nfix
@@ -568,7 +694,7 @@ def _record(op, tensors, attrs, outs):
         diff = tensors
     else:
         diff = [tensors[i] for i in op.diff_index]
-    edges, metas = [], []
+    edges = []
     mask = 0  # bit j: differentiable input j needs a gradient
     bit = 1
     for t in diff:
@@ -581,11 +707,9 @@ def _record(op, tensors, attrs, outs):
                 acc = t._accumulator_ref
                 acc = acc() if acc is not None else None
                 edges.append((acc, 0) if acc is not None else t._edge())
-            metas.append((t._shape, t.dtype))
             mask |= bit
         else:
             edges.append(None)
-            metas.append(None)
         bit <<= 1
     node = _new(op.Node)
     init_node(node, tuple(edges), ())
@@ -594,11 +718,20 @@ def _record(op, tensors, attrs, outs):
     node._attrs = attrs
     n_vt = len(tensors) - nfix  # how many tensors the variadic input got (0 if none)
     n_var = node._n_var = n_vt if op.var_diff else 0
-    pkey = (mask, n_vt, len(diff)) if op.variadic else mask
-    plan = op._save_plans.get(pkey)
-    if plan is None:
-        plan = op._save_plans[pkey] = op.save_plan(
-            tuple(bool(mask >> j & 1) for j in range(len(diff))), n_vt)
+    static = None
+    if entry is not None:
+        # (a dynamic attr's value is in the node's spec: part of the key, -0.0 and NaN kept)
+        rkey = mask if not op.dynamic else (mask, *[keyed(attrs[i]) for i in op.dynamic])
+        recs = entry[3]
+        if recs is None:
+            recs = entry[3] = {}
+        else:
+            static = recs.get(rkey)
+    if static is None:
+        static = _record_static(op, diff, mask, n_vt, n_var, attrs, outs)
+        if entry is not None:
+            recs[rkey] = static
+    plan, spec, sig, meta = static
     saved = {}
     for k, i in plan.inputs:
         saved[k] = ([SavedTensor(t, False) for t in tensors[nfix:]] if i == nfix
@@ -612,20 +745,29 @@ def _record(op, tensors, attrs, outs):
             t._requires_grad = True
             t._grad_fn = node
             t._out_nr = 0
-        meta = (t._shape, t.dtype),
     else:
-        meta = []
         for j, t in enumerate(outs):
             if t.dtype.is_differentiable and j not in op.nondiff:
                 t._requires_grad = True
                 t._grad_fn = node
                 t._out_nr = j
-            meta.append((t._shape, t.dtype))
-        meta = tuple(meta)
     node._meta_in = meta
     for k, j in plan.outputs:
         saved[k] = SavedTensor(outs[j], True)
+    node._spec = spec
+    node._sig = sig
+
+
+def _record_static(op, diff, mask, n_vt, n_var, attrs, outs):
+    """_record's static part: (save plan, NodeSpec, signature, output metadata)."""
+    pkey = (mask, n_vt, len(diff)) if op.variadic else mask
+    plan = op._save_plans.get(pkey)
+    if plan is None:
+        plan = op._save_plans[pkey] = op.save_plan(
+            tuple(bool(mask >> j & 1) for j in range(len(diff))), n_vt)
+    meta = tuple((t._shape, t.dtype) for t in outs)
     # the gradient metadata each edge expects is that of the input it leads to
-    spec = node._spec = _new_spec(NodeSpec, (attrs, tuple(metas), meta, plan.layout, n_var))
+    metas = tuple((t._shape, t.dtype) if mask >> j & 1 else None for j, t in enumerate(diff))
+    spec = _new_spec(NodeSpec, (attrs, metas, meta, plan.layout, n_var))
     # (no _sig: the engine runs the node on its own, a point between fused segments)
-    node._sig = intern_sig((op, spec)) if op.fuse else None
+    return plan, spec, intern_sig((op, spec)) if op.fuse else None, meta

@@ -8,7 +8,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtypes as D
-from .._storage import contiguous_strides, register_special, view_strides as _aten_view_strides
+from .._storage import (contiguous_strides, register_special, register_update,
+                        view_strides as _aten_view_strides)
 from ..device import device as _device
 from ..size import format_shape
 from ..tensor import Tensor, _wrap_dim
@@ -182,12 +183,12 @@ def _perm_of(attrs, nd):
 
 
 TRANSPOSE = defop("transpose", lambda self, dim0, dim1: jnp.swapaxes(self, dim0, dim1),
-                  attrs=("dim0", "dim1"), view=_perm_meta,
+                  attrs=("dim0", "dim1"), view=_perm_meta, replay_in=True,
                   self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
 T = defop("t", lambda self, dim0, dim1: jnp.swapaxes(self, dim0, dim1), attrs=("dim0", "dim1"),
-          node="TBackward0", view=_perm_meta, self=lambda grad: grad.t())
+          node="TBackward0", view=_perm_meta, replay_in=True, self=lambda grad: grad.t())
 PERMUTE = defop("permute", lambda self, dims: jnp.transpose(self, dims), attrs=("dims",),
-                view=_perm_meta,
+                view=_perm_meta, replay_in=True,
                 self=lambda grad, dims: grad.permute(tuple(sorted(range(len(dims)),
                                                                   key=dims.__getitem__))))
 
@@ -339,10 +340,6 @@ def _slice_meta(src, attrs, idx, shape):
     return tuple(st), off
 
 
-def _slice_k(a, dim, start, end, step):
-    return lax.slice_in_dim(a, start, end, step, axis=dim)
-
-
 SLICE_BACKWARD = defop("slice_backward", lambda grad_output, input_sizes, dim, start, end, step:
                        jnp.zeros(input_sizes, grad_output.dtype).at[
                            (slice(None),) * dim + (slice(start, end, step),)].set(grad_output),
@@ -351,11 +348,38 @@ SLICE_BACKWARD = defop("slice_backward", lambda grad_output, input_sizes, dim, s
                        node="SliceBackwardBackward0",
                        grad_output=lambda grad, dim, start, end, step:
                        call_op(SLICE, (grad,), (dim, start, end, step, grad._shape)))
+
+
+def _slice_view_k(a, dim, start, end, step):
+    """The slice kernel: `start` a traced scalar (in range: the front-end clamps it), and
+    `end`, static, is the slice's length here (SLICE.static_of), so that one kernel
+    serves every start."""
+    a = lax.dynamic_slice_in_dim(a, start, end, axis=dim)
+    return a if step == 1 else lax.slice_in_dim(a, 0, end, step, axis=dim)
+
+
 SLICE = defop("slice", lambda self, dim, start, end, step, self_sym_sizes:
-              _slice_k(self, dim, start, end, step),
+              _slice_view_k(self, dim, start, end, step),
               attrs=("dim", "start", "end", "step", "self_sym_sizes"), view=_slice_meta,
+              dynamic=("start",),
               self=lambda grad, dim, start, end, step, self_sym_sizes:
               call_op(SLICE_BACKWARD, (grad,), (self_sym_sizes, dim, start, end, step)))
+# the kernel's key: the length in end's place, the start traced (x[i:i+2], narrow(0, i, 3)
+# for every i: one executable, and one write through the view, _storage.write_into)
+SLICE.static_of = lambda attrs: (attrs[0], None, attrs[2] - attrs[1], attrs[3], attrs[4])
+
+
+def _slice_update(parent, v, dim, start, end, step, self_sym_sizes):
+    """Write v into the slice of `parent` that _slice_view_k reads (end: the length)."""
+    if step != 1:  # the window the slice strides over, written at its positions
+        v = lax.dynamic_slice_in_dim(parent, start, end, axis=dim).at[
+            (slice(None),) * dim + (slice(0, end, step),)].set(v)
+    return lax.dynamic_update_slice_in_dim(parent, v, start, axis=dim)
+
+
+register_update(SLICE.kernel, _slice_update)
+register_update(SELECT.kernel, lambda parent, v, dim, index, self_sym_sizes:
+                lax.dynamic_update_index_in_dim(parent, v, index, dim))
 
 
 def _slice(input, dim, start, end, step=1):
@@ -643,7 +667,7 @@ AS_STRIDED_BACKWARD = defop("as_strided_backward", lambda grad, input_sizes, siz
 AS_STRIDED = defop("as_strided", lambda self, size, stride, storage_offset, self_sym_sizes:
                    _as_strided_k(self, size, stride, storage_offset),
                    attrs=("size", "stride", "storage_offset", "self_sym_sizes"),
-                   view=lambda s, a, i, sh: (a[1], a[2]),
+                   view=lambda s, a, i, sh: (a[1], a[2]), dynamic=("storage_offset",),
                    self=lambda grad, size, stride, storage_offset, self_sym_sizes:
                    call_op(AS_STRIDED_BACKWARD, (grad,), (self_sym_sizes, size, stride,
                                                       storage_offset)))
