@@ -96,6 +96,7 @@ class Executables:
         self.ghosts = collections.OrderedDict()
         self.stats = collections.Counter()  # put, evicted, grown, cleared, jax_cleared
         self.compiles = self._compiles_at_sweep = self._compiles_at_jax_clear = 0
+        self._here = threading.local()  # this thread's count (compiles_here)
         jax_monitoring.register_event_duration_secs_listener(self._compiled)
 
     def owner(self, cache):
@@ -148,6 +149,12 @@ class Executables:
         # jax's listener for every XLA compile (inside jax's compile: only a count here)
         if event == _COMPILE_EVENT:
             self.compiles += 1
+            self._here.n = getattr(self._here, "n", 0) + 1
+
+    def compiles_here(self):
+        """The XLA compiles this thread has run (`compiles` counts every thread's: the
+        fused backward's background compiler, a DataLoader's worker threads)."""
+        return getattr(self._here, "n", 0)
 
     def poll(self):
         """Sweep when the tracked functions may have grown past the bound: called where

@@ -39,6 +39,7 @@ import re
 import threading
 import warnings
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -291,6 +292,22 @@ def same_error(fn, phrase, exc=RuntimeError, **options):
         assert isinstance(r, tuple) and r[0] == "err", f"did not raise: {r!r}"
         assert r[1] is exc and phrase in r[2], r
     return want[2]
+
+
+# ---- compile counts ---------------------------------------------------------------------
+@pytest.fixture
+def counting_compiles(monkeypatch):
+    """For the tests that count XLA compiles (`EXECUTABLES.compiles_here()`, this
+    thread's): the executable bound's own recompiles (a sweep clearing a tracked kernel
+    past its limit of shapes, jax's staging caches cleared every 64 compiles; tested in
+    test_memory.py) are off, and jax logs every compile with its function's name, which
+    pytest shows when the test fails."""
+    from eagergrad._cache import EXECUTABLES
+    monkeypatch.setattr(EXECUTABLES, "PER_TRACKED", 1 << 10)
+    monkeypatch.setattr(EXECUTABLES, "MAX_TRACKED", 1 << 10)
+    monkeypatch.setattr(EXECUTABLES, "JAX_CLEAR_EVERY", 1 << 30)
+    with jax.log_compiles():
+        yield
 
 
 # ---- session: fused compiles on the spot; the fused path must have run -------------------

@@ -5,7 +5,7 @@ although an lr scheduler changes lr (and a one-cycle schedule momentum or betas)
 weight decay changes between steps; the 50 steps end where torch's end, versions
 included.
 
-Compiles are counted by `EXECUTABLES.compiles`, jax's backend-compile events, which a hit
+Compiles are counted by `EXECUTABLES.compiles_here()`, jax's backend-compile events, which a hit
 of the persistent compilation cache counts too (jax times `compile_or_get_cached`): the
 counts are the same with the cache on or off. Each test uses shapes of its own, and
 first empties the optimizer kernels' jitted functions, so what an earlier test compiled
@@ -24,14 +24,7 @@ from eagergrad._cache import EXECUTABLES
 from eagergrad.optim import _kernels as K
 
 
-@pytest.fixture(autouse=True)
-def _no_bound_sweeps(monkeypatch):
-    """The executable bound's own recompiles (a sweep clearing a tracked kernel past its
-    limit of shapes, jax's staging caches cleared every 64 compiles; tested in
-    test_memory.py) are not what these counts are about: off while they count."""
-    monkeypatch.setattr(EXECUTABLES, "PER_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "MAX_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "JAX_CLEAR_EVERY", 1 << 30)
+pytestmark = pytest.mark.usefixtures("counting_compiles")
 
 
 # (id, optimizer, options, most compiles of steps 1 and 2 together)
@@ -127,11 +120,11 @@ def _train(L, name, kw, shapes, dtype, steps, schedule="lambda"):
     for step in range(steps):
         opt.zero_grad()
         _set_grads(L, ps, cds)
-        c = EXECUTABLES.compiles
+        c = EXECUTABLES.compiles_here()
         opt.step()
         sched.step()
         _weight_decay(opt, step)
-        counts.append(EXECUTABLES.compiles - c)
+        counts.append(EXECUTABLES.compiles_here() - c)
     return ps, opt, counts
 
 

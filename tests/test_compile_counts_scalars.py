@@ -10,7 +10,7 @@ bool and (where torch's kernel is what eagergrad computes: comparisons, products
 float64 results, with the sign of zero; within a few ulps where the kernels compute a
 transcendental (pow, expm1, log1p) their own way; allclose for float32 and wider for
 half types (torch computes those in float32). For eagergrad, the XLA compiles
-(`EXECUTABLES.compiles`, counted around each call) of calls WARM + 1 .. N must be at most
+(`EXECUTABLES.compiles_here()`, counted around each call) of calls WARM + 1 .. N must be at most
 BOUND = 0. pow keeps some exponents constants (2, 0.5, ...: XLA and torch compute them
 specially; one executable each): those have their own test.
 
@@ -33,14 +33,7 @@ WARM = 2    # calls that may compile
 BOUND = 0   # compiles allowed in calls WARM + 1 .. N
 
 
-@pytest.fixture(autouse=True)
-def _no_bound_sweeps(monkeypatch):
-    """The executable bound's own recompiles (a sweep clearing a tracked kernel past its
-    limit of shapes, jax's staging caches cleared every 64 compiles; tested in
-    test_memory.py) are not what these counts are about: off while they count."""
-    monkeypatch.setattr(EXECUTABLES, "PER_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "MAX_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "JAX_CLEAR_EVERY", 1 << 30)
+pytestmark = pytest.mark.usefixtures("counting_compiles")
 
 
 DR16 = 1 + 2 ** -11 + 2 ** -40  # float16 rounds it twice (through float32), as torch does
@@ -111,10 +104,10 @@ def _run(L, dtype, kind, op, values):
     x = _input(L, dtype, kind)
     out, compiles = [], 0
     for i, v in enumerate(values):
-        c0 = EXECUTABLES.compiles
+        c0 = EXECUTABLES.compiles_here()
         r = op(L, x, v)
         if i >= WARM and L is eg:
-            compiles += EXECUTABLES.compiles - c0
+            compiles += EXECUTABLES.compiles_here() - c0
         out.append(r)
     return out, compiles
 
@@ -216,9 +209,9 @@ def test_pow_special_exponents(dtype, kind):
             a, b = a[keep], b[keep]
         _close(a, b, how, f"exponent {v!r}")
     # one executable each: none on a second round
-    c0 = EXECUTABLES.compiles
+    c0 = EXECUTABLES.compiles_here()
     _run(eg, dtype, kind, _pow, values)
-    assert EXECUTABLES.compiles == c0
+    assert EXECUTABLES.compiles_here() == c0
 
 
 def test_pow_int_exponent_is_integer_pow():
@@ -443,10 +436,10 @@ def test_gradients_with_varying_numbers(case):
         out, compiles = [], 0
         for i, v in enumerate(values):
             x = _grad_input(L)
-            c0 = EXECUTABLES.compiles
+            c0 = EXECUTABLES.compiles_here()
             y = op(L, x, v)
             if i >= WARM and L is eg:
-                compiles += EXECUTABLES.compiles - c0
+                compiles += EXECUTABLES.compiles_here() - c0
             name = type(y.grad_fn).__name__
             w = L.arange(1, y.numel() + 1, dtype=L.float64)
             (y * w).sum().backward()
@@ -468,10 +461,10 @@ def test_backward_compiles_nothing_new():
     x = eg.tensor([0.5, -1.5, 2.0, 3.0], dtype=eg.float64, requires_grad=True)
     compiles = 0
     for i in range(N):
-        c0 = EXECUTABLES.compiles
+        c0 = EXECUTABLES.compiles_here()
         eg.nn.functional.leaky_relu(x, 0.01 + i / 128).sum().backward()
         if i >= WARM:
-            compiles += EXECUTABLES.compiles - c0
+            compiles += EXECUTABLES.compiles_here() - c0
     assert compiles <= BOUND
 
 

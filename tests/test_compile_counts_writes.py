@@ -5,7 +5,7 @@ arguments, never baked into the kernel or its cache key).
 Every pattern runs N = 50 times with a different offset (and value) per call, once with
 torch and once with eagergrad; the final tensors, `_version`s and, where autograd is
 involved, the gradients and grad_fn names must equal torch's. For eagergrad, the XLA
-compiles (`EXECUTABLES.compiles`: a jax listener counts every backend compile) of calls
+compiles (`EXECUTABLES.compiles_here()`: a jax listener counts every backend compile) of calls
 3..N must be at most BOUND = 0: the first two calls compile (the view kernels, the
 write kernel of the chain's static structure), the others reuse them.
 
@@ -26,17 +26,8 @@ WARM = 2    # calls that may compile
 BOUND = 0   # compiles allowed in calls WARM + 1 .. N
 
 
-@pytest.fixture(autouse=True)
-def _no_bound_sweeps(monkeypatch):
-    """The executable bound's own recompiles (a sweep clearing a tracked kernel past its
-    limit of shapes, jax's staging caches cleared every 64 compiles; tested in
-    test_memory.py) are not what these counts are about: off while they count."""
-    monkeypatch.setattr(EXECUTABLES, "PER_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "MAX_TRACKED", 1 << 10)
-    monkeypatch.setattr(EXECUTABLES, "JAX_CLEAR_EVERY", 1 << 30)
-
-
-pytestmark = pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+pytestmark = [pytest.mark.usefixtures("counting_compiles"),
+              pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")]
 
 
 def _np(t):
@@ -50,10 +41,10 @@ def _run(L, make):
     step, result = make(L)
     compiles = 0
     for i in range(N):
-        c0 = EXECUTABLES.compiles
+        c0 = EXECUTABLES.compiles_here()
         step(i)
         if i >= WARM:
-            compiles += EXECUTABLES.compiles - c0
+            compiles += EXECUTABLES.compiles_here() - c0
     return result(), compiles
 
 
@@ -243,17 +234,17 @@ def _autograd(L, count=None, n=60, calls=N):
     v = _rows(L, calls, (3,))
     log = []
     for i in range(calls):
-        c0 = EXECUTABLES.compiles
+        c0 = EXECUTABLES.compiles_here()
         c = w.clone()
         s = c[i:i + 3]
         s.mul_(float(i % 4 + 1))
         c[i + 1].add_(v[i])
         c.narrow(0, i, 2)[1] = v[i] * 0 + 2.0 if i % 2 else c[i + 2]
         loss = (c * c).sum()
-        c1 = EXECUTABLES.compiles
+        c1 = EXECUTABLES.compiles_here()
         loss.backward()
         if count is not None:
-            count.append((c1 - c0, EXECUTABLES.compiles - c1))
+            count.append((c1 - c0, EXECUTABLES.compiles_here() - c1))
         log.append((c._version, s._version, c.grad_fn.name(), s.grad_fn.name(),
                     c[i + 1]._version))
     return {"grad": _np(w.grad), "log": log, "w": (_np(w), w._version)}
@@ -289,12 +280,12 @@ def _forward_ad(L, count=None):
     with fwAD.dual_level():
         x = fwAD.make_dual(L.arange(204.0).reshape(68, 3), L.ones(68, 3))
         for i in range(N):
-            c0 = EXECUTABLES.compiles
+            c0 = EXECUTABLES.compiles_here()
             x[i:i + 3].mul_(2.0)
             x.narrow(0, i, 2)[1].add_(1.0)
             x[i + 4] = float(i)
             if count is not None:
-                count.append(EXECUTABLES.compiles - c0)
+                count.append(EXECUTABLES.compiles_here() - c0)
         p, t = fwAD.unpack_dual(x)
         return {"primal": _np(p), "tangent": _np(t), "version": x._version}
 
@@ -338,7 +329,7 @@ def test_writes_through_views_under_vmap_and_grad_equal_torch(i):
 def test_writes_under_vmap_at_varying_offsets_compile_nothing_new():
     for i in range(10, 10 + WARM):  # (offsets the test above did not use)
         _func(eg, i)
-    c0 = EXECUTABLES.compiles
+    c0 = EXECUTABLES.compiles_here()
     for i in range(10 + WARM, 16):
         _func(eg, i)
-    assert EXECUTABLES.compiles - c0 <= BOUND
+    assert EXECUTABLES.compiles_here() - c0 <= BOUND

@@ -10,7 +10,7 @@ eagergrad called them before sampling was bucketed. Every case draws twice: the 
 draw of a (bucket, shape) reaches its shape through the host, the second through a
 slice kernel; both must give the same bits.
 
-Compile counts (`EXECUTABLES.compiles`, a jax listener counting every XLA compile): with
+Compile counts (`EXECUTABLES.compiles_here()`, a jax listener counting every XLA compile): with
 a bucket's sampler compiled, 20 new shapes in that bucket drawn once compile nothing
 (bound 2), drawn again 20 slice kernels (bound 22, one each, no sampler); before
 bucketing each new shape compiled a sampler of its own (~300 ms each).
@@ -25,6 +25,9 @@ import pytest
 import eagergrad as eg
 from eagergrad import creation
 from eagergrad._cache import EXECUTABLES
+
+pytestmark = pytest.mark.usefixtures("counting_compiles")
+
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
@@ -249,9 +252,9 @@ SLACK = 2
 
 
 def _compiles(f):
-    c = EXECUTABLES.compiles
+    c = EXECUTABLES.compiles_here()
     f()
-    return EXECUTABLES.compiles - c
+    return EXECUTABLES.compiles_here() - c
 
 
 @pytest.mark.parametrize("fn", ["rand", "randn", "uniform_"])
