@@ -227,6 +227,26 @@ def _trace_links(outs, ins, nones, links):
     return outs
 
 
+class Baked:
+    """A dynamic attribute's value that an op's static_of keeps a constant of the kernel
+    (a value XLA and torch compute specially: add's alpha == 1, pow's x ** 2): bound
+    into the kernel, never passed. Equal by type and value (-0.0 and NaN kept apart)."""
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        self._key = (value.__class__, keyed(value))
+
+    def __eq__(self, other):
+        return other.__class__ is Baked and other._key == self._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"Baked({self.value!r})"
+
+
 class OpDef:
     """One row of the op table."""
 
@@ -251,6 +271,7 @@ class OpDef:
         # dynamic: attributes passed to the kernel as traced scalars, so that one compiled
         # kernel serves every value (select's index: a Dataset reads x[i] for every i)
         self.dynamic = frozenset(attrs.index(k) for k in dynamic)
+        self.static_of = self.static_attrs  # fn(attrs) -> the kernel's static attrs
         self._save_plans = {}
         self.variadic = bool(inputs) and inputs[-1].startswith("*")
         self.simple = len(outputs) == 1 and view is None and not self.variadic
@@ -371,7 +392,6 @@ class OpDef:
             tuple((k, None) for k, _ in outs)
         return SavePlan(ins, outs, layout)
 
-    static_of = None  # an op's own static_attrs, fn(attrs) -> the kernel's static attrs
 
     def fwd(self, attrs):
         """The shape-agnostic jitted kernel for `attrs`: a view chain's replay function
@@ -381,42 +401,50 @@ class OpDef:
         chain pass as traced arguments (_storage.split_chain)."""
         f = self._fwd.get(attrs)
         if f is None:
-            static = self.static_attrs(attrs) if self.dynamic else attrs
+            static = self.static_of(attrs) if self.dynamic else attrs
             f = self._jit.get(static)
             if f is None:
                 f = put_bounded(self._jit, static, EXECUTABLES.track(self._jitted(static)), 256)
                 if self.replay_in:
                     REPLAYED_IN.add(f)
-            if self.dynamic:
-                f = functools.partial(f, **{self.attr_names[i]: attrs[i] for i in self.dynamic})
+            traced = self.traced_of(static) if self.dynamic else ()
+            if traced:
+                f = functools.partial(f, **{k: attrs[i] for k, i in traced})
             put_bounded(self._fwd, attrs, f, 256)
         return f
 
     def static_attrs(self, attrs):
         """attrs with the dynamic ones (traced scalars) as None: the kernel's key. An op
-        whose dynamic attributes also fix a static quantity derives the key itself
-        (`static_of`: slice keys its length, end - start, in end's place)."""
-        if self.static_of is not None:
-            return self.static_of(attrs)
+        whose dynamic attributes also fix a static quantity derives the key itself,
+        assigning its own `static_of` (slice keys its length, end - start, in end's
+        place; add bakes in alpha == 1)."""
         return tuple(None if i in self.dynamic else a for i, a in enumerate(attrs))
+
+    def traced_of(self, static):
+        """(name, index) of the dynamic attributes the kernel of static attrs `static`
+        takes as traced arguments: all but those static_of baked in (`Baked`)."""
+        return tuple((self.attr_names[i], i) for i in sorted(self.dynamic)
+                     if static[i].__class__ is not Baked)
 
     def executable(self, key, static):
         """call_op's miss: a jitted kernel of its own for `key` (static attrs, input
         shapes and dtypes, maybe "donate"), so that evicting the entry frees its
         executable. A dynamic op's kernel takes its dynamic attributes as keywords."""
         # the entry: [kernel, stamp, the outputs' metadata, _record's static part per
-        # pattern of inputs needing a gradient]
+        # pattern of inputs needing a gradient, (name, index) of the traced attributes]
         if key[0] == "views":  # (_call_views: some inputs are views read inside)
             f = self._jitted(static, chains=tuple(p[2] if len(p) > 2 else None
                                                   for p in key[2:]))
         else:
             f = self._jitted(static, key[0] == "donate")
-        return EXECUTABLES.put_entry(self._exe, key, [f, 0, None, None])
+        return EXECUTABLES.put_entry(self._exe, key, [
+            f, 0, None, None, self.traced_of(static) if self.dynamic else ()])
 
     def _jitted(self, attrs, donate=False, chains=None):
         k = functools.partial(self.kernel, **{
-            k: a for i, (k, a) in enumerate(zip(self.attr_names, attrs))
-            if i not in self.dynamic})
+            k: a if a.__class__ is not Baked else a.value
+            for i, (k, a) in enumerate(zip(self.attr_names, attrs))
+            if i not in self.dynamic or a.__class__ is Baked})
         if chains is not None:  # input i is view chains[i] of the array passed
             kernel = k
 
@@ -474,7 +502,7 @@ def call_op(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
     # one executable per (attrs, input shapes and dtypes): NOTE [executable cache]
-    static = attrs if not op.dynamic else op.static_attrs(attrs)
+    static = attrs if not op.dynamic else op.static_of(attrs)
     n = len(tensors)
     if n == 2:
         a, b = tensors
@@ -505,8 +533,8 @@ def call_op(op, tensors, attrs=()):
     if op.view is not None and e[2] is not None and not CAPTURING.n and \
             tensors[0]._storage.array.__class__ is _ArrayImpl:
         return _outputs(op, tensors, attrs, e, None)  # a lazy view (see _call_views)
-    if op.dynamic:  # (traced scalars: one executable serves every value)
-        f = functools.partial(f, **{op.attr_names[i]: attrs[i] for i in op.dynamic})
+    if e[4]:  # (traced scalars: one executable serves every value)
+        f = functools.partial(f, **{k: attrs[i] for k, i in e[4]})
     # base tensors: the array is the storage's
     if n == 2:
         out = f(a._storage.array, b._storage.array)
@@ -578,8 +606,8 @@ def _call_views(op, tensors, attrs, static):
             arrays[0].__class__ is _ArrayImpl:
         return _outputs(op, tensors, attrs, e, None)
     f = e[0]
-    if op.dynamic:
-        f = functools.partial(f, **{op.attr_names[i]: attrs[i] for i in op.dynamic})
+    if e[4]:
+        f = functools.partial(f, **{k: attrs[i] for k, i in e[4]})
     return _outputs(op, tensors, attrs, e, f(*arrays))
 
 

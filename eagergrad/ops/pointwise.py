@@ -11,7 +11,7 @@ from jax import lax
 from .. import _dtypes as D
 from .._cache import KeyedFloat, keyed
 from ._args import as_t, float_of, promote
-from ._table import defop, call_op
+from ._table import Baked, defop, call_op
 from ..engine.grad_mode import STATE
 from ..tensor import Tensor, _zeros_meta
 
@@ -124,9 +124,18 @@ def _scaled(b, alpha, one):
 
 def _alpha_key(attrs):
     """add/sub/rsub's static_of: (dtype, alpha == 1 (no product then), alpha's type) in
-    dtype's place, alpha traced."""
+    dtype's place; alpha traced, or baked in when it is 1 (the kernel ignores it)."""
     dt, alpha = attrs
-    return ((dt, alpha == 1, scalar_type(alpha)), None)
+    if alpha.__class__ is int and alpha == 1:  # (a + b: every call, the hot path)
+        k = _ALPHA_ONE.get(dt)
+        if k is None:
+            k = _ALPHA_ONE[dt] = ((dt, True, int), Baked(1))
+        return k
+    one = alpha == 1
+    return ((dt, one, scalar_type(alpha)), Baked(alpha) if one else None)
+
+
+_ALPHA_ONE = {}  # dtype -> _alpha_key((dtype, 1))
 
 
 # (`dtype`, in the kernels, is _alpha_key's triple)
@@ -433,7 +442,7 @@ def _pow_key(attrs):
         kind = (complex, e) if const else "complex"
     else:
         kind = (t, keyed(e))
-    return (None, (dt, kind))
+    return (None if kind.__class__ is str else Baked(e), (dt, kind))
 
 
 def _int_pow_loop(x, n):
