@@ -73,12 +73,20 @@ class VersionCounter:
 
 
 def contiguous_strides(shape):
-    strides = []
-    s = 1
-    for n in reversed(shape):
-        strides.append(s)
-        s *= max(n, 1)
-    return tuple(reversed(strides))
+    r = _contiguous.get(shape) if shape.__class__ is tuple else None
+    if r is None:
+        strides = []
+        s = 1
+        for n in reversed(shape):
+            strides.append(s)
+            s *= max(n, 1)
+        r = tuple(reversed(strides))
+        if shape.__class__ is tuple and len(_contiguous) < 4096:
+            _contiguous[shape] = r
+    return r
+
+
+_contiguous = {}  # shape -> its contiguous strides (every base tensor's stride())
 
 
 def view_strides(old_shape, old_stride, new_shape):

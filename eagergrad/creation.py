@@ -87,7 +87,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         dt = D.FROM_NP[a.dtype] if not isinstance(data, Tensor) else data.dtype
     else:
         dt = _infer_dtype(a, data)
-    return _finish(jnp.asarray(a, dtype=dt.np), dt, device, requires_grad)
+    return _finish(_from_host(a, dt.np), dt, device, requires_grad)
+
+
+def _from_host(a, np_dt):
+    """A device array of numpy array `a` as `np_dt`, copied. Same dtype or a float
+    rounded to another float (round to nearest even on both sides; ml_dtypes rounds
+    as XLA): a host copy put on the device, no compile (jnp.asarray compiles a kernel
+    per new shape: a DataLoader's batches of every length). Other conversions (floats
+    to integers, from bool) keep XLA's."""
+    if a.dtype == np_dt or (a.dtype.kind == "f" and np.dtype(np_dt).kind in "fV"):
+        return jax.device_put(np.array(a, dtype=np_dt, copy=True, order="C"))
+    return jnp.asarray(a, dtype=np_dt)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -105,7 +116,7 @@ def from_numpy(ndarray):
     """torch.from_numpy (jax arrays are immutable, so this copies once)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return _requiring_grad(_make(jnp.asarray(ndarray)), False)
+    return _requiring_grad(_make(_from_host(ndarray, ndarray.dtype)), False)
 
 
 def from_jax(array, requires_grad=False):

@@ -138,14 +138,14 @@ def _wrap_outputs(op, tensors, attrs, out, multi, metas):
     when the kernel returns one (`multi`), each output's (shape, dtype) in `metas`; the
     op table's _record wires them to their node. A view op's `out` may be None: its
     views are lazy (computed when read)."""
+    if not multi:  # (one output: the common case, no list)
+        return _make_as(out, metas[0]) if op.view is None else \
+            _make_view(tensors[0], out, op, attrs, None, metas[0])
     if out is None:
         out = (None,) * len(metas)
-    elif not multi:
-        out = (out,)
-    res = [_make_as(a, m) if op.view is None else
-           _make_view(tensors[0], a, op, attrs, i if multi else None, m)
-           for i, (a, m) in enumerate(zip(out, metas))]
-    return tuple(res) if multi else res[0]
+    return tuple([_make_as(a, m) if op.view is None else
+                  _make_view(tensors[0], a, op, attrs, i, m)
+                  for i, (a, m) in enumerate(zip(out, metas))])
 
 
 # Why a view may not be modified in place with autograd (torch's CreationMeta)

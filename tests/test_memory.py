@@ -145,7 +145,10 @@ def test_long_training_loop_with_changing_shapes_keeps_rss_flat():
 def test_new_shapes_every_step_level_off():
     """A new batch size every step (nn.Linear + CrossEntropyLoss, forward and backward):
     executables past the global bound are evicted (counted), RSS levels off, the bound
-    does not grow (shapes seen once never come back), and every step's loss is right."""
+    barely grows (shapes seen once never come back; the one kernel that does, the
+    transpose of the weight's gradient, run node by node at each new shape's first step
+    and not by the fused backward after it, may raise it once), and every step's loss is
+    right."""
     out = _run("""
     import numpy as np
     from eagergrad._cache import EXECUTABLES
@@ -170,7 +173,7 @@ def test_new_shapes_every_step_level_off():
           EXECUTABLES.stats["grown"], n_entries, EXECUTABLES.size)
     """)
     first, second, evicted, grown, entries, size = (float(v) for v in out.split())
-    assert evicted > 200 and grown == 0 and entries <= size
+    assert evicted > 200 and grown <= 1 and size <= 120 and entries <= size
     # unbounded, each new shape added ~16 MB (about 20 executables of ~0.8-1.5 MB each,
     # and jax's caches): 320 MB per 20 shapes
     assert first < 40 and second < 40, (first, second)

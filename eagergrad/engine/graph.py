@@ -213,11 +213,12 @@ class AccumulateGrad(Node):
     __slots__ = ("variable", "_lock")
 
     def __init__(self, variable):
-        super().__init__((), ((variable._shape, variable.dtype),))
+        meta = ((variable._shape, variable.dtype),)
+        init_node(self, (), meta)  # (every step makes one per parameter: no super call)
         self._seq = _MAX_SEQ
         if ANOMALY.enabled:
             anomaly_record(self)
-        self._sig = intern_sig(("acc", self._meta_in))
+        self._sig = intern_sig(("acc", meta))
         self.variable = variable
         self._lock = threading.Lock()
 

@@ -632,8 +632,9 @@ def _make_jaxpr_trace(fun, args):
 def _pick_tracer():
     """_lean_trace if this jax's internals take it (a probe), else jax.make_jaxpr."""
     try:
-        jaxpr, consts = _lean_trace(lambda a, b: (a + 1, [b * a]),
-                                    (jnp.ones(2), jax.ShapeDtypeStruct((2,), jnp.float32)))
+        jaxpr, consts = _lean_trace(lambda a, b: (a + 1, [b * a]),  # (numpy: no compile)
+                                    (np.ones(2, np.float32),
+                                     jax.ShapeDtypeStruct((2,), jnp.float32)))
         assert len(jaxpr.outvars) == 2 and not consts
         return _lean_trace
     except Exception:  # noqa: BLE001 - any change in jax's internals

@@ -429,8 +429,9 @@ class Module:
     # ---- attributes -------------------------------------------------------------------
     def __getattr__(self, name):
         d = self.__dict__
-        if "_parameters" in d and name in d["_parameters"]:
-            return d["_parameters"][name]
+        p = d.get("_parameters")
+        if p is not None and name in p:  # (every forward reads its weights here)
+            return p[name]
         if "_buffers" in d and name in d["_buffers"]:
             return d["_buffers"][name]
         if "_modules" in d and name in d["_modules"]:

@@ -631,9 +631,12 @@ def _outputs(op, tensors, attrs, e, out):
     if FWD.active:  # (before _record: a saved result keeps its tangent)
         _forward_tangents(op, tensors, attrs, outs)
     if STATE.grad and op.diff_inputs:
-        nfix = len(op.input_names) - op.variadic
-        if any(tensors[i]._requires_grad for i in op.diff_index if i < nfix) or (
-                op.var_diff and any(t._requires_grad for t in tensors[nfix:])):
+        nfix = op.nfix
+        for i in op.diff_index:
+            if i < nfix and tensors[i]._requires_grad:
+                _record(op, tensors, attrs, outs, e)
+                return result
+        if op.var_diff and any(t._requires_grad for t in tensors[nfix:]):
             _record(op, tensors, attrs, outs, e)
     return result
 

@@ -16,7 +16,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..creation import from_jax
+from ..creation import from_jax, zeros
 from ._table import call_op, defop
 from .norm import _optional_meta
 
@@ -188,7 +188,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not "
                            "support dropout > 0")
     if attn_mask is None:
-        attn_mask = from_jax(jnp.zeros((0,), query.dtype.np))
+        attn_mask = zeros(0, dtype=query.dtype)  # (made on the host: no compile)
     return call_op(FLASH, (query, key, value, attn_mask),
                    (float(dropout_p), bool(is_causal), None if scale is None else float(scale)))
 

@@ -5,7 +5,8 @@ import jax.numpy as jnp
 from .._cache import keyed
 from .._dtypes import astype, bool_ as _bool, warn_if_discarding_imag
 from ..size import can_broadcast_to
-from ..tensor import Tensor
+from ..engine.grad_mode import STATE
+from ..tensor import CAPTURING, FWD, Tensor, _make
 from . import pointwise as P
 from ._args import as_t
 from ._table import defop, call_op
@@ -59,4 +60,9 @@ def _copy(t, src):
                            f"b ({src._shape[-1]}) at non-singleton dimension "
                            f"{len(t._shape) - 1}")
     warn_if_discarding_imag(src.dtype, t.dtype)
+    if src._shape == t._shape and src.dtype is t.dtype and not FWD.active and \
+            not CAPTURING.n and not (STATE.grad and (src.requires_grad or t.requires_grad)):
+        # the copy's value is src's own array (arrays are immutable): no kernel, so no
+        # compile per shape (`p.copy_(w)` for every parameter, init's in-place draws)
+        return _make(src._value)
     return call_op(COPY, (t, src))

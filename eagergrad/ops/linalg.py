@@ -698,7 +698,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     n, p = _addmm_check(input, mat1, mat2)
     _check_expand(input, (n, p))
     dt = mat2.dtype
-    attrs = (_scalar_arg(beta, dt), _scalar_arg(alpha, dt),
+    attrs = (beta if beta.__class__ is int and beta == 1 else _scalar_arg(beta, dt),
+             alpha if alpha.__class__ is int and alpha == 1 else _scalar_arg(alpha, dt),
              mat1._shape, mat1.stride() if mat1.requires_grad else (),
              mat2._shape, mat2.stride() if mat2.requires_grad else ())
     return call_op(ADDMM, (input, mat1, mat2), attrs)

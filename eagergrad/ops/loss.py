@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
-from ..creation import arange, from_jax
+from ..creation import arange, from_jax, zeros
 from ._table import call_op, defop
 from .pointwise import where
 
@@ -204,7 +204,7 @@ def _check_targets(target, n_classes, ignore_index):
 
 def _weight_or_empty(weight, input):
     if weight is None:
-        return from_jax(jnp.zeros((0,), input.dtype.np))
+        return zeros(0, dtype=input.dtype)  # (made on the host: no compile)
     return weight
 
 
@@ -1051,7 +1051,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     tensor([0.2877])
     """
     from ..creation import tensor as _tensor
-    from ..creation import zeros
     from ..tensor import Tensor
     if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
         raise TypeError("ctc_loss() received an invalid combination of arguments: lengths "

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._cache import EXECUTABLES
-from ..creation import _next_key, from_jax, sample
+from ..creation import _next_key, from_jax, sample, zeros
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import typename
 from ._table import call_op, defop
@@ -123,7 +123,7 @@ def _check_layer_norm(input, normalized_shape, weight, bias):
 
 
 def _empty(input):
-    return from_jax(jnp.zeros((0,), input.dtype.np))
+    return zeros(0, dtype=input.dtype)  # (made on the host: no compile)
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

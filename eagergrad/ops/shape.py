@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtypes as D
+from .._cache import put_bounded
 from .._storage import (contiguous_strides, register_special, register_update,
                         view_strides as _aten_view_strides)
 from ..device import device as _device
@@ -170,8 +171,16 @@ def squeeze(input, dim=None):
 
 
 def _perm_meta(src, attrs, idx, shape):
-    st = src.stride()
-    return tuple(st[p] for p in _perm_of(attrs, src.ndim)), src._offset
+    st = src._stride if src._stride is not None else contiguous_strides(src._shape)
+    key = (attrs, st)
+    r = _perm_strides.get(key)
+    if r is None:
+        r = put_bounded(_perm_strides, key, tuple(st[p] for p in _perm_of(attrs, len(st))),
+                        4096)
+    return r, src._offset
+
+
+_perm_strides = {}  # (attrs, source strides) -> a transpose's or permute's strides
 
 
 def _perm_of(attrs, nd):
