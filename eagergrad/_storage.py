@@ -121,15 +121,26 @@ def view_strides(old_shape, old_stride, new_shape):
     return tuple(new_stride)
 
 
-_SPECIAL = {}   # view fn -> write(parent, v): views that are not element selections
+_SPECIAL = {}   # view op kernel -> write(parent, v): views that are not element selections
 _writers = collections.OrderedDict()  # (split_chain's static structure, add) -> write, LRU
 _writers_lock = threading.Lock()
 _WRITERS_MAX = 1024
 
 
-def register_special(fn, write):
-    """Declare view op `fn` (a jitted kernel) special: `write(parent, v)` writes into it."""
-    _SPECIAL[fn] = write
+def register_special(kernel, write):
+    """Declare view op `kernel` (the op's kernel function, as given to defop) special:
+    `write(parent, v)` writes into it. Keyed by the kernel, not by a jitted function of
+    it: an op's jitted functions are remade when its caches evict them, and a special
+    view taken for an element selection would be written wrong."""
+    _SPECIAL[kernel] = write
+
+
+def _special_of(f):
+    """The special write of chain function f (a jit of partial(kernel, ...)), or None."""
+    if f.__class__ is functools.partial:
+        f = f.func
+    w = getattr(f, "__wrapped__", None)
+    return _SPECIAL.get(w.func) if w.__class__ is functools.partial else None
 
 
 _UPDATES = {}  # view op kernel -> update(parent, v, **its attrs): a box view written directly
@@ -199,7 +210,7 @@ def _levels(chain):
     each memory location once)."""
     levels, run_ = [], []
     for f, i in chain:
-        if f in _SPECIAL:
+        if _special_of(f) is not None:
             if run_:
                 levels.append(tuple(run_))
                 run_ = []
@@ -272,7 +283,7 @@ def _writer(key, add, probe):
                            else _apply(lv[0], lv[1], parents[-1]))
         for lv, pr, parent in zip(reversed(levels), reversed(probes), reversed(parents)):
             if not isinstance(lv[0], tuple):
-                v = _SPECIAL[lv[0]](parent, v)
+                v = _special_of(lv[0])(parent, v)
                 continue
             ups = None if add else [_update_of(f) if i is None else None for f, i in lv]
             if ups is not None and all(u is not None for u in ups):

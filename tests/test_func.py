@@ -150,7 +150,10 @@ def test_vmap_randomness_modes():
         for mode in ("same", "different"):
             j = L.func.jacfwd(lambda v: v * L.rand(()), randomness=mode)(L.ones(3))
             d = j.diagonal()
-            out.append((mode, bool((d == d[0]).all()), float(j.abs().sum() - d.abs().sum())))
+            # (zero off the diagonal: each column's sum is exactly its diagonal element;
+            # the whole sum against the diagonal's is 1 ulp off for some draws, in torch too)
+            out.append((mode, bool((d == d[0]).all()),
+                        float((j.abs().sum(0) - d.abs()).abs().max())))
         return out
     assert columns(torch) == columns(eg) == [("same", True, 0.0), ("different", False, 0.0)]
 

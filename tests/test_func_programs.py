@@ -157,6 +157,36 @@ def test_programs_are_compiled_once_and_reused():
         assert d["traced"] == 0 and d["eager_runs"] == 0, d
 
 
+def test_programs_survive_a_clear_of_jax_caches():
+    """The executable bound clears jax's tracing caches every 64 compiles (NOTE
+    [executable cache]); a kernel traced again is a new jaxpr object, and a program's key
+    holds its kernels' jaxprs by structure, so the programs are reused, not rebuilt (by
+    identity, every program over a view was rebuilt after each clear). Every run equals
+    torch's."""
+    from eagergrad._cache import EXECUTABLES
+    from eagergrad.ops._table import OPS
+    seen = []
+
+    def f(L, log):
+        x = _x(L, [[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]])
+        if L is eg:
+            if not seen:
+                T._DEFERRED.clear()
+            EXECUTABLES._clear_jax()
+            for op in OPS.values():  # (as their bounds evict them in a long process)
+                op._fwd.clear()
+                op._jit.clear()
+            before = dict(T.COUNTS)
+        log.append(L.func.vmap(L.func.grad(lambda r, t: ((r * t).sin() * t).sum()),
+                               in_dims=(0, None))(x, x[0]))
+        if L is eg:
+            seen.append(_delta(before))
+    same(f, runs=3)
+    assert seen[0]["deferred_built"] >= 1, seen
+    for d in seen[1:]:
+        assert d["deferred_built"] == 0 and d["deferred_reused"] == seen[0]["deferred_built"], d
+
+
 def test_item_under_grad_reads_the_trace():
     """.item() under grad reads its value from the trace (counted), which goes on: the
     function runs once, with torch's result."""

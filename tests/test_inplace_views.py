@@ -1245,3 +1245,28 @@ def test_inplace_and_views_are_tracer_safe():
         assert np.isclose(loss, lt, rtol=1e-10)
     for a, b in ((gxe, gxt), (gwe, gwt), (np.asarray(gx), gxt), (np.asarray(gw), gwt)):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_special_view_writes_survive_remade_kernels():
+    """Writes through view_as_real (real/imag) and conj are special (not element
+    selections): they are known by the op's kernel, so when an op's jitted functions are
+    remade (its caches evicted in a long process) a write still lands in the right part.
+    Keyed by the jitted function, the imaginary parts were written into the real ones."""
+    from eagergrad.ops._table import OPS
+
+    def writes(L, z):
+        for i in range(40):
+            z[i].imag.add_(float(i + 1))
+            z[i:i + 2].real.add_(1.0)
+            z.conj()[i + 1].add_(1j)
+
+    def f(L):
+        z = L.zeros(44, 2, dtype=L.complex64)
+        writes(L, z)  # (the writers of these chains are built)
+        if L is not torch:
+            for op in OPS.values():
+                op._fwd.clear()
+                op._jit.clear()
+        writes(L, z)
+        return z
+    same(f)

@@ -1363,8 +1363,9 @@ def _eager(jaxpr):
 def _jaxpr_key(jaxpr):
     """A hashable key equal for two jaxprs exactly when they compute the same: variables
     numbered by position, literals and parameters by value (an array's by its bytes),
-    sub-jaxprs and functions by identity (jax hands out the same object for the same
-    cached trace; the key holds it alive). TypeError: a parameter it cannot key."""
+    sub-jaxprs by their own keys (a jitted kernel's trace is a new object after jax's
+    caches are cleared, NOTE [executable cache]: by identity, every program that calls
+    it would be rebuilt), functions by identity. TypeError: a parameter it cannot key."""
     ids = {}
     for v in (*jaxpr.constvars, *jaxpr.invars):
         ids[v] = len(ids)
@@ -1395,7 +1396,13 @@ def _param_key(v):
         return (type(v), repr(v))  # (1 == 1.0 == True; NaN != NaN)
     if isinstance(v, np.ndarray):
         return (np.ndarray, v.dtype.str, v.shape, v.tobytes())
-    return v  # by its own equality: value types by value, jaxprs and functions by identity
+    if isinstance(v, ClosedJaxpr):
+        return (ClosedJaxpr, _jaxpr_key(v.jaxpr), tuple(_param_key(c) for c in v.consts))
+    if isinstance(v, Jaxpr):
+        return (Jaxpr, _jaxpr_key(v))
+    if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer):
+        return _param_key(np.asarray(v))
+    return v  # by its own equality: value types by value, functions by identity
 
 
 # ---- argnums -------------------------------------------------------------------------

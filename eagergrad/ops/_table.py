@@ -530,8 +530,10 @@ def call_op(op, tensors, attrs=()):
     else:
         e[1] = EXECUTABLES.now
     f = e[0]
-    if op.view is not None and e[2] is not None and not CAPTURING.n and \
+    if op.view is not None and not CAPTURING.n and \
             tensors[0]._storage.array.__class__ is _ArrayImpl:
+        if e[2] is None:
+            _view_meta(e, [t._storage.array for t in tensors], attrs)
         return _outputs(op, tensors, attrs, e, None)  # a lazy view (see _call_views)
     if e[4]:  # (traced scalars: one executable serves every value)
         f = functools.partial(f, **{k: attrs[i] for k, i in e[4]})
@@ -602,13 +604,26 @@ def _call_views(op, tensors, attrs, static):
         e = op.executable(key, static)
     else:
         e[1] = EXECUTABLES.now
-    if op.view is not None and e[2] is not None and not CAPTURING.n and \
-            arrays[0].__class__ is _ArrayImpl:
+    if op.view is not None and not CAPTURING.n and arrays[0].__class__ is _ArrayImpl:
+        if e[2] is None:
+            _view_meta(e, arrays, attrs)
         return _outputs(op, tensors, attrs, e, None)
     f = e[0]
     if e[4]:
         f = functools.partial(f, **{k: attrs[i] for k, i in e[4]})
     return _outputs(op, tensors, attrs, e, f(*arrays))
+
+
+def _view_meta(e, arrays, attrs):
+    """A view op's output metadata, traced abstractly (jax.eval_shape): its first call
+    makes a lazy view too, without compiling a kernel only to learn its output's shape
+    (x[:, i] on a batch of a new sequence length)."""
+    f = e[0]
+    if e[4]:
+        f = functools.partial(f, **{k: attrs[i] for k, i in e[4]})
+    out = jax.eval_shape(f, *arrays)
+    multi = isinstance(out, tuple)
+    e[2] = (multi, tuple((a.shape, FROM_NP[a.dtype]) for a in (out if multi else (out,))))
 
 
 def _outputs(op, tensors, attrs, e, out):

@@ -742,11 +742,11 @@ def _register_view_writers():
 
     def write(parent, v):
         return jax.lax.complex(v[..., 0], v[..., 1]).astype(parent.dtype)
-    register_special(VIEW_AS_REAL.fwd(()), write)
+    register_special(VIEW_AS_REAL.kernel, write)
 
     def write_complex(parent, v):
         return jnp.stack([jnp.real(v), jnp.imag(v)], -1).astype(parent.dtype)
-    register_special(VIEW_AS_COMPLEX.fwd(()), write_complex)
+    register_special(VIEW_AS_COMPLEX.kernel, write_complex)
 
 
 def movedim(input, source, destination):
@@ -825,4 +825,4 @@ def resolve_conj(input):
     return input.clone() if is_conj(input) else input
 
 
-register_special(_CONJ.fwd(()), lambda parent, v: jnp.conj(v).astype(parent.dtype))
+register_special(_CONJ.kernel, lambda parent, v: jnp.conj(v).astype(parent.dtype))
