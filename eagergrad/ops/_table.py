@@ -392,7 +392,6 @@ class OpDef:
             tuple((k, None) for k, _ in outs)
         return SavePlan(ins, outs, layout)
 
-
     def fwd(self, attrs):
         """The shape-agnostic jitted kernel for `attrs`: a view chain's replay function
         (its identity is part of the chain) and the forward-mode kernels' base. For an

@@ -16,7 +16,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..creation import from_jax, zeros
+from ..creation import zeros
 from ._table import call_op, defop
 from .norm import _optional_meta
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
-from ..creation import arange, from_jax, zeros
+from ..creation import arange, zeros
 from ._table import call_op, defop
 from .pointwise import where
 
