@@ -21,10 +21,10 @@ _new = object.__new__
 
 class _FuncLevels(threading.local):
     """The torch.func transforms active in this thread, innermost last (objects of
-    func/_transforms.py with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
+    func/_levels.py _Level, with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
     .item()/bool() and random draws behave inside them; whether a value is vmapped).
     capture: while a top-level transform traces its call, what the call touches outside
-    itself (func/_transforms.py _Capture: tensors requiring grad that recorded ops read,
+    itself (func/_program.py _Capture: tensors requiring grad that recorded ops read,
     storages written in place); None otherwise."""
 
     def __init__(self):

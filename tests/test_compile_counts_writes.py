@@ -1,5 +1,5 @@
-"""Writes through views at offsets that vary between calls compile nothing new (issue
-"Time to result": indices, offsets, scalars that vary between calls are traced
+"""Writes through views at offsets that vary between calls compile nothing new
+(docs/design.md §10: indices, offsets, scalars that vary between calls are traced
 arguments, never baked into the kernel or its cache key).
 
 Every pattern runs N = 50 times with a different offset (and value) per call, once with
@@ -324,7 +324,7 @@ def test_writes_through_views_under_vmap_and_grad_equal_torch(i):
 
 
 @pytest.mark.xfail(strict=False, reason="a torch.func program's jaxpr key holds the offsets "
-                   "(Python ints) as literals (func/_transforms.py _jaxpr_key): one program "
+                   "(Python ints) as literals (func/_program.py _jaxpr_key): one program "
                    "per offset")
 def test_writes_under_vmap_at_varying_offsets_compile_nothing_new():
     for i in range(10, 10 + WARM):  # (offsets the test above did not use)

@@ -1,6 +1,6 @@
-"""The user's Python runs exactly as often as torch's per transform call (DESIGN.md §7:
-once; torch's linearize runs it twice), on every path of every torch.func transform and
-autograd.functional function: plain arguments, arguments that require grad with a
+"""The user's Python runs exactly as often as torch's per transform call (docs/design.md
+§11: once; torch's linearize runs it twice), on every path of every torch.func transform
+and autograd.functional function: plain arguments, arguments that require grad with a
 backward afterwards, captured tensors that require grad, a function that reads a value
 (.item()/float()/bool()), nested transforms, and under the user's jax.jit (jaxify). Each
 scenario runs three times against torch's (the first run may build, later runs reuse
@@ -17,7 +17,7 @@ import pytest
 from conftest import attempt, same
 
 import eagergrad as eg
-from eagergrad.func import _transforms as T
+from eagergrad.func import _program as T
 
 D = "float64"
 
@@ -193,7 +193,7 @@ def test_vmap_reads_an_unbatched_value():
 
 def test_issue_module_counter_under_vmap():
     """A module whose forward counts its calls, under vmap with parameters that require
-    grad: the value, the counter and the weight's gradient are torch's (issue 20)."""
+    grad: the value, the counter and the weight's gradient are torch's."""
     def f(L, log):
         class M(L.nn.Module):
             def __init__(self):

@@ -1,4 +1,4 @@
-"""torch.func transforms called eagerly run as traced programs (func/_transforms.py
+"""torch.func transforms called eagerly run as traced programs (func/_program.py
 _Program, _deferred): the user's Python runs on every call, once, the jax transform is
 applied to its jaxpr and compiled once per distinct jaxpr. Compared with torch.func: the
 tensors a function captures by closure (autograd reaches them), in-place writes to them,
@@ -8,7 +8,7 @@ import pytest
 from conftest import attempt, same
 
 import eagergrad as eg
-from eagergrad.func import _transforms as T
+from eagergrad.func import _program as T
 
 D = "float64"
 

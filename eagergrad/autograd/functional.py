@@ -12,7 +12,8 @@ import jax.numpy as jnp
 
 from ..creation import from_jax, zeros_like
 from ..engine.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from ..func._transforms import _jvp_level, _over_autograd
+from ..func._autograd import _over_autograd
+from ..func._levels import _jvp_level
 from ..ops.shape import stack
 from ..tensor import Tensor
 from ._api import grad as _grad
@@ -234,7 +235,7 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
     """The Jacobian by forward mode: jax.vmap of jax.jvp over the standard basis, of
     `func` run once on tensors holding tracers. As torch's, the result is differentiable
     w.r.t. the inputs and captured tensors that require grad: the call is traced as one
-    program with autograd over it (func/_transforms.py _over_autograd)."""
+    program with autograd over it (func/_autograd.py _over_autograd)."""
     if strict:
         raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and '
                            '`strategy="forward-mode"` are not supported together (yet). Please '
