@@ -1,8 +1,8 @@
 """Long chains: the backward of a 10k- and a 100k-node chain, first sighting (node by
 node) and later ones (fused segments compiled in the background), plus teardown. Checks
-(issue 10): the 100k backward takes <= 11x the 10k one on every repetition, the 10k
-chain's later backwards are no slower than its first, and every timed backward's
-gradient equals the numpy reference. Also prints what one segment compile costs."""
+(docs/design.md §6-7): the 100k backward takes <= 11x the 10k one on every repetition,
+the 10k chain's later backwards are no slower than its first, and every timed
+backward's gradient equals the numpy reference. Also prints what one segment compile costs."""
 import gc
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Bounded caches (DESIGN.md §7: every cache is bounded and holds no tensor data) and
+"""Bounded caches (docs/design.md §9: every cache is bounded and holds no tensor data) and
 the keys that tell -0.0 from 0.0 and find NaN."""
 import collections
 import math

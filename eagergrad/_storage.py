@@ -1,5 +1,5 @@
 """Storage, version counters, strides, and reading/writing through view chains
-(DESIGN.md §3).
+(docs/design.md §3).
 
 A Storage holds the current jax array of a base tensor; `generation` counts every write so
 that a view can tell its cached array is stale. The version counter is a separate

@@ -216,7 +216,7 @@ LOSS_SAMPLES = {
 SAMPLES.update(LOSS_SAMPLES)
 
 
-# ---- margin / embedding losses and distances (#12) -----------------------------------------
+# ---- margin / embedding losses and distances ----------------------------------------------
 def _mm_grad(m, x, **kw):
     """The first-order gradient of multi_margin_loss, recorded (its backward's node)."""
     loss = _nnf(m).multi_margin_loss(x, m.tensor([0, 3, 1]), **kw)
@@ -342,7 +342,7 @@ SPECIAL.update({
 })
 
 
-# ---- ctc_loss (#12): log_softmax inside, so the composite gradient is the true one (torch's
+# ---- ctc_loss: log_softmax inside, so the composite gradient is the true one (torch's
 # CtcLossBackward0 alone returns exp(lp) - ..., a gradient w.r.t. logits) ------------------
 def _ctc(m, x, targets, il, tl, **kw):
     # lengths as lists: static sizes, also when the sample is traced (tensor lengths are
@@ -386,7 +386,7 @@ SPECIAL["_ctc_loss_backward"] = [
 ]
 
 
-# ---- pdist (#12) ----------------------------------------------------------------------------
+# ---- pdist ----------------------------------------------------------------------------------
 def _pdist_grad(m, x, p=2.0):
     out = _nnf(m).pdist(x, p)
     v = m.ones(out.shape, dtype=x.dtype, requires_grad=True)

@@ -1,4 +1,4 @@
-"""Ambient state is part of every cache key (issue 20, item 2).
+"""Ambient state is part of every cache key (docs/design.md §9).
 
 The table: every cache that can hold a result (op executables, type promotion, wrapped
 scalars, creation constants, host masks, node vjps, fused segments, backward plans, view

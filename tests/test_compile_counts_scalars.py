@@ -1,4 +1,4 @@
-"""Python numbers that vary between calls compile nothing new (issue "Time to result":
+"""Python numbers that vary between calls compile nothing new (docs/design.md §10:
 indices, offsets, scalars that vary between calls are traced arguments, never baked into
 the kernel or its cache key): pow's exponent, clamp's bounds, add/sub's alpha,
 leaky_relu's slope, hardtanh's bounds, elu/celu's alpha, softplus' beta and threshold,

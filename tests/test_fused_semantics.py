@@ -1,4 +1,4 @@
-"""Hooks with side effects keep torch's semantics on the fused path (issue 10, "Why").
+"""Hooks with side effects keep torch's semantics on the fused path (docs/design.md §7).
 
 Each scenario runs once with torch and three times with eagergrad (conftest.same: run 1
 node by node, runs 2-3 fused) and must log the same events each time; `fused=True` also

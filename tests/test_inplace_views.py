@@ -1,4 +1,4 @@
-"""Views, in-place ops and version counters with torch's semantics (issue #3),
+"""Views, in-place ops and version counters with torch's semantics (docs/design.md §3),
 differentially against torch.
 
 Every scenario is a function of the library `L` (torch or eagergrad) run with both; the
@@ -6,8 +6,9 @@ results are compared: tensors by values, dtype, shape, requires_grad, is_leaf, g
 name, _version, _is_view(), strides, storage offset and contiguity; anything else (names
 of next_functions, `is` relations the scenario reports, numbers) as is. When torch raises,
 eagergrad must raise the same exception type with the same message (torch's type names
-such as `torch.FloatTensor` in place of ours). The sections follow the issue's numbered
-behaviours; the seed's f and g examples are at the start of section 4.
+such as `torch.FloatTensor` in place of ours). Sections: 1 views that alias, 2 in-place
+ops, 3 version counters, 4 autograd through in-place ops (opening with the f and g
+examples of PyTorch's autograd mechanics note), 5 views made in no_grad or inference mode.
 """
 import functools
 import operator

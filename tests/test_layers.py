@@ -1,4 +1,4 @@
-"""The package's layers (DESIGN.md §2): every import, module-level or inside a function,
+"""The package's layers (docs/design.md §2): every import, module-level or inside a function,
 goes down this order, and no import circle exists anywhere in the package."""
 import ast
 import pathlib

@@ -420,7 +420,7 @@ def test_torch_state_dict_loads():
                                rtol=1e-4, atol=1e-5)
 
 
-# ---- torch's inference fast paths (issue 20, item 4) ---------------------------------------
+# ---- torch's inference fast paths ---------------------------------------------------------
 # torch's fused kernels read a mask as "masked where nonzero" and give NaN for a query row
 # with every key masked; TransformerEncoder's nested tensor is zero at the padding. Each
 # scenario compares the outputs (NaN where torch's are) under torch's own conditions.
@@ -489,7 +489,7 @@ def test_encoder_fast_paths_match_torch(train, mode, batch_first, nested, norm_f
 
 
 def test_encoder_nested_output_is_zero_at_the_padding():
-    """The unmasked reduction the issue met: a mean over the sequence."""
+    """The common unmasked reduction: a mean over the sequence."""
     def f(L):
         enc, _ = _encoder(L)
         enc.eval()

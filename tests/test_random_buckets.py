@@ -1,6 +1,6 @@
-"""Random sampling compiles once per size bucket, not once per shape (issue "Time to
-result"; NOTE [sampling buckets] in eagergrad/creation.py), and draws bitwise the numbers
-it drew before: those of plain jax.random called with the key the generator hands out.
+"""Random sampling compiles once per size bucket, not once per shape (docs/design.md §10;
+NOTE [sampling buckets] in eagergrad/creation.py), and draws bitwise the numbers it drew
+before: those of plain jax.random called with the key the generator hands out.
 
 The expected values here are derived independently of eagergrad's sampling code: the key
 a draw uses is the second half of `jax.random.split` of the generator's state (read with

@@ -1,4 +1,4 @@
-"""Thread safety of the global caches and counters (issue 20, item 10): threads run ops,
+"""Thread safety of the global caches and counters (docs/design.md §9): threads run ops,
 fused backwards, in-place writes through views and torch.func transforms at once, with
 the executable bound made small so that sweeps evict while other threads look entries
 up. Every thread's every result equals the same computation run alone (and torch's)."""

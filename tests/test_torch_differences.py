@@ -1,4 +1,5 @@
-"""The smaller divergences from torch 2.13 listed in issue 10 ("Why"), each compared with
+"""Smaller divergences from torch 2.13 (-0.0 and NaN in cache keys, dtype rules, missing
+names, module-level in-place forms, ...), each compared with
 torch (conftest.same: one torch run, three eagergrad runs in this process, so a cached
 kernel or constant from run 1 serves runs 2-3)."""
 import math

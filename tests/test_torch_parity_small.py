@@ -1,4 +1,4 @@
-"""Smaller differences from torch (issue 20, item 9), each against real torch: the `.grad`
+"""Smaller differences from torch, each against real torch: the `.grad`
 setter's checks (type, self, dtype, device, size, in torch's order, also inside hooks);
 what a post-accumulate-grad hook may return; the error an optimizer raises at step() when
 its loaded state does not fit its parameter."""

@@ -6,8 +6,8 @@ directional central difference along u (torch's fast mode, pytorch/pytorch#53876
 
 Complex functions are checked as torch checks them: a complex output is split into its
 real and imaginary parts (two real-valued functions); for a complex input the numerical
-derivative is ds/dx + i ds/dy, the conjugate Wirtinger convention (seed 000, "Complex
-autograd") that backward computes. Reads values: not for use on jax tracers.
+derivative is ds/dx + i ds/dy, the conjugate Wirtinger convention (docs/design.md §8)
+that backward computes. Reads values: not for use on jax tracers.
 """
 import warnings
 

@@ -1,4 +1,4 @@
-"""execute(): run the backward graph with PyTorch's engine semantics (seeds 001, 003).
+"""execute(): run the backward graph with PyTorch's engine semantics (docs/design.md §6).
 
 Dependencies are counted over everything reachable from the roots; a node runs once
 all its consumers have run, highest sequence_nr first (AccumulateGrad first of all).

@@ -3,7 +3,7 @@
 (a) the tape: eagergrad's backward (`autograd.grad`, PyTorch's engine and formulas);
 (b) JAX: the same function run with tensors holding tracers, differentiated by `jax.vjp`
     (JAX's own derivative rules), its cotangent convention converted to torch's:
-    torch_vjp(v) = conj(jax_vjp(conj(v))) (DESIGN.md §6);
+    torch_vjp(v) = conj(jax_vjp(conj(v))) (docs/design.md §8);
 (b') JAX's forward mode: `jax.jvp` along random directions u, compared through
     d phi(u) = Re sum(conj(v) * J u) = Re sum(conj(g) * u), which holds for torch's
     gradient g with no conversion at all (skipped where JAX has no forward mode, e.g.
