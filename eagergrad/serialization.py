@@ -94,7 +94,7 @@ class _Pickler(pickle._Pickler):
         if entry is None:
             try:
                 data = np.ascontiguousarray(np.asarray(st.array)).reshape(-1)
-            except Exception as e:  # noqa: BLE001 - a jax tracer has no values
+            except Exception as e:  # a jax tracer has no values
                 raise RuntimeError("eagergrad.save: cannot save a tensor holding a jax "
                                    "tracer") from e
             # a real/imag view of a complex storage writes it as its parts, as torch
@@ -293,6 +293,26 @@ _SAFE = {("collections", "OrderedDict"): collections.OrderedDict,
          ("torch", "UntypedStorage"): D.uint8}
 
 
+# eagergrad.nn's module paths before it followed torch's file map (whole modules pickled
+# with weights_only=False name them): classes now live in nn.modules.<torch's file>,
+# functions in nn._functional.<family>
+_FLAT_NN = {"eagergrad.nn." + m for m in (
+    "activation", "batchnorm", "container", "conv", "distance", "dropout", "layers", "lazy",
+    "linear", "loss", "module", "normalization", "padding", "pooling", "rnn", "sparse",
+    "transformer", "upsampling")}
+
+
+def _moved_nn(module, name):
+    import importlib
+    import pkgutil
+    for pkg in ("eagergrad.nn.modules", "eagergrad.nn._functional"):
+        for info in pkgutil.iter_modules(importlib.import_module(pkg).__path__):
+            obj = getattr(importlib.import_module(f"{pkg}.{info.name}"), name, None)
+            if obj is not None:
+                return obj
+    raise AttributeError(f"Can't get attribute '{name}' on <module '{module}'>")
+
+
 class _Unpickler(pickle.Unpickler):
     """Unpickles data.pkl; storages come from `reader` (None: a file that is not a zip
     archive, whose first pickle is only read for torch's errors)."""
@@ -315,6 +335,8 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(_WEIGHTS_ONLY_MSG.format(f"{module}.{name}"))
         if module == "torch" or module.startswith("torch."):
             module = "eagergrad" + module[len("torch"):]
+        if module in _FLAT_NN or module.startswith("eagergrad.nn._functional_"):
+            return _moved_nn(module, name)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
@@ -382,7 +404,7 @@ class _Reader:
         try:
             self.zip = zipfile.ZipFile(source)
             names = self.zip.namelist()
-        except Exception as e:  # noqa: BLE001 - any damage of the central directory
+        except Exception as e:  # any damage of the central directory
             raise RuntimeError(_BAD_HEADER) from e
         if not names:
             raise RuntimeError("archive does not contain any files")
@@ -428,7 +450,7 @@ class _Reader:
             if len(data) != info.compress_size:
                 raise zipfile.BadZipFile("record cut short")
             return data
-        except Exception as e:  # noqa: BLE001 - any damage of the record
+        except Exception as e:  # any damage of the record
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid "
                                "header or archive is corrupted." + _MINIZ) from e
 

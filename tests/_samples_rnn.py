@@ -13,7 +13,7 @@ H = 2  # hidden size of every sample
 
 
 def _eg_rnn():
-    from eagergrad.nn import _functional_rnn
+    from eagergrad.nn._functional import rnn as _functional_rnn
     return _functional_rnn
 
 

@@ -248,7 +248,10 @@ def _trained(L, name):
     return m, opt, sched, x, y
 
 
-def _checkpoint(m, opt, sched, opts=Options(exact=False)):
+_INEXACT = Options(exact=False)
+
+
+def _checkpoint(m, opt, sched, opts=_INEXACT):
     return norm(dict(model=m.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(),
                      shared=[p is q for p, q in zip(m.parameters(),
                                                     opt.param_groups[0]["params"])],
@@ -442,6 +445,22 @@ def test_optimizers_schedulers_and_data_objects_pickle_as_torchs_do(name):
     assert seen[1] == seen[0]
 
 
-def test_doctests():
-    import doctest
-    assert doctest.testmod(importlib.import_module("eagergrad.nn.modules")).failed == 0
+@pytest.mark.parametrize("module,name,want", [
+    ("eagergrad.nn.conv", "Conv2d", lambda: eg.nn.Conv2d),
+    ("eagergrad.nn.layers", "ReLU", lambda: eg.nn.ReLU),
+    ("eagergrad.nn.batchnorm", "InstanceNorm1d", lambda: eg.nn.InstanceNorm1d),
+    ("eagergrad.nn.module", "Module", lambda: eg.nn.Module),
+    ("eagergrad.nn._functional_activation", "gelu", lambda: eg.nn.functional.gelu),
+    ("eagergrad.nn._functional_norm", "dropout", lambda: eg.nn.functional.dropout),
+])
+def test_whole_modules_saved_under_the_old_flat_nn_paths_load(module, name, want):
+    """A whole-module pickle written before nn followed torch's file map names the old
+    flat paths (eagergrad.nn.conv.Conv2d): load finds each object where it moved."""
+    from eagergrad.serialization import _Unpickler
+    data = b"\x80\x02c" + module.encode() + b"\n" + name.encode() + b"\nq\x00."
+    assert _Unpickler(io.BytesIO(data), weights_only=False).load() is want()
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        _Unpickler(io.BytesIO(data)).load()
+    with pytest.raises(AttributeError, match="Can't get attribute 'Nothing'"):
+        _Unpickler(io.BytesIO(data.replace(name.encode(), b"Nothing")),
+                   weights_only=False).load()

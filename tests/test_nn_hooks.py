@@ -240,7 +240,7 @@ def test_global_full_backward_hooks():
     def f(L, log):
         import importlib
         mm = importlib.import_module("torch.nn.modules.module" if L.__name__ == "torch"
-                                     else "eagergrad.nn.module")
+                                     else "eagergrad.nn.modules.module")
         h1 = mm.register_module_full_backward_pre_hook(pre(log, "global_pre"))
         h2 = mm.register_module_full_backward_hook(full(log, "global"))
         try:

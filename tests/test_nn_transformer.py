@@ -740,7 +740,7 @@ def test_encoder_nested_warnings():
             "print(len(w)); print(w[0].category.__name__); print(str(w[0].message))\n")
     want = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.splitlines()
-    from eagergrad.nn import transformer as T
+    from eagergrad.nn.modules import transformer as T
     T._NESTED_WARNED.clear()
     enc = eg.nn.TransformerEncoder(eg.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
                                    1).eval()

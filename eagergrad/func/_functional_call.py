@@ -92,7 +92,7 @@ def replace_all_batch_norm_modules_(root):
     >>> bn.running_mean is None, bn.track_running_stats
     (True, False)
     """
-    from ..nn.batchnorm import _BatchNorm
+    from ..nn.modules.batchnorm import _BatchNorm
     for m in (root, *root.modules()):
         if isinstance(m, _BatchNorm) and m.track_running_stats:
             m.running_mean = None

@@ -1,83 +1,53 @@
 """torch.nn.functional: the functions eagergrad covers so far; every other name of
-torch 2.13's namespace raises NotImplementedError naming it."""
-import warnings
+torch 2.13's namespace raises NotImplementedError naming it. The code is in nn/_functional/,
+one module per family of torch's documentation."""
+import warnings  # noqa: F401 - a name of torch's nn.functional too (and of this module's before)
 
 from .._torch_names import NN_FUNCTIONAL_NAMES, nn_getattr
-from ._functional_linear import *  # noqa: F401,F403
-from ._functional_loss import *  # noqa: F401,F403
-from ._functional_conv import *  # noqa: F401,F403
-from ._functional_norm import *  # noqa: F401,F403
-from ._functional_activation import *  # noqa: F401,F403
-from ._functional_batchnorm import *  # noqa: F401,F403
-from ._functional_rnn import *  # noqa: F401,F403
-from ._functional_attention import *  # noqa: F401,F403
-from ._functional_spatial import *  # noqa: F401,F403
-
-
-def _get_softmax_dim(name, ndim, stacklevel):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                  "call to include dim=X as an argument.", stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def relu(input, inplace=False):
-    """max(input, 0), recorded as ReluBackward0.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.relu(torch.tensor([-1.0, 2.0]))
-    tensor([0., 2.])
-    """
-    return input.relu_() if inplace else input.relu()
-
-
-def relu_(input):
-    """relu in place."""
-    return input.relu_()
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """exp(input) normalized to sum 1 along `dim`.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.softmax(torch.zeros(2), dim=0)
-    tensor([0.5000, 0.5000])
-    """
-    if dim is None:
-        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    return input.softmax(dim) if dtype is None else input.softmax(dim, dtype=dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """log(softmax(input)) along `dim`, computed stably.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.log_softmax(torch.zeros(2), dim=0).exp()
-    tensor([0.5000, 0.5000])
-    """
-    if dim is None:
-        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return input.log_softmax(dim) if dtype is None else input.log_softmax(dim, dtype=dtype)
-
-
-def tanh(input):
-    """Elementwise tanh.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.tanh(torch.zeros(1))
-    tensor([0.])
-    """
-    return input.tanh()
-
-
-def sigmoid(input):
-    """Elementwise 1 / (1 + exp(-input)).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.sigmoid(torch.zeros(1))
-    tensor([0.5000])
-    """
-    return input.sigmoid()
-
+from ._functional.activation import (  # noqa: F401
+    _get_softmax_dim, celu, celu_, elu, elu_, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid,
+    hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_, log_softmax, logsigmoid, mish, prelu,
+    relu, relu6, relu_, rrelu, rrelu_, selu, selu_, sigmoid, silu, softmax, softmin, softplus,
+    softshrink, softsign, tanh, tanhshrink, threshold, threshold_,
+)
+from ._functional.attention import (  # noqa: F401
+    multi_head_attention_forward, scaled_dot_product_attention,
+)
+from ._functional.convolution import (  # noqa: F401
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold,
+)
+from ._functional.distance import cosine_similarity, pairwise_distance, pdist  # noqa: F401
+from ._functional.dropout import (  # noqa: F401
+    alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
+)
+from ._functional.linear import bilinear, linear  # noqa: F401
+from ._functional.loss import (  # noqa: F401
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy,
+    ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+    margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+    multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+    triplet_margin_loss, triplet_margin_with_distance_loss,
+)
+from ._functional.normalization import (  # noqa: F401
+    batch_norm, group_norm, instance_norm, layer_norm, normalize, rms_norm,
+)
+from ._functional.pooling import (  # noqa: F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d, adaptive_max_pool2d_with_indices, avg_pool1d, avg_pool2d, max_pool1d,
+    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
+)
+from ._functional.sparse import embedding, embedding_bag, one_hot  # noqa: F401
+from ._functional.vision import (  # noqa: F401
+    affine_grid, grid_sample, interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample,
+    upsample_bilinear, upsample_nearest,
+)
 
 __getattr__ = nn_getattr("eagergrad.nn.functional", "torch.nn.functional",
                          NN_FUNCTIONAL_NAMES)
+
+# torch.nn.functional's functions name it as their module (pickles of a module holding one,
+# an activation=F.relu, refer to it there): so do these, whose code is in _functional/
+for _f in list(globals().values()):
+    if getattr(_f, "__module__", "").startswith("eagergrad.nn._functional."):
+        _f.__module__ = __name__
+del _f

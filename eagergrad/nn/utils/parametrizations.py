@@ -14,7 +14,7 @@ from ...ops.reduce import vector_norm
 from ...ops.shape import cat
 from ...tensor import Tensor
 from .. import functional as F
-from ..module import Module
+from ..modules.module import Module
 from . import parametrize
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
@@ -138,7 +138,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from .. import conv
+        from ..modules import conv
         transposed = tuple(getattr(conv, f"ConvTranspose{k}d") for k in (1, 2, 3)
                            if hasattr(conv, f"ConvTranspose{k}d"))
         dim = 1 if isinstance(module, transposed) else 0

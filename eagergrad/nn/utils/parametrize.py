@@ -8,7 +8,7 @@ from copy import deepcopy
 
 from ...engine.grad_mode import no_grad
 from ...tensor import Tensor
-from ..container import ModuleDict, ModuleList
+from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",

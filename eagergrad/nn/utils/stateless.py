@@ -15,7 +15,7 @@ import contextlib
 import warnings
 
 from ...tensor import Tensor
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["functional_call"]
 

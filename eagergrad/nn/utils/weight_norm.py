@@ -177,7 +177,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     ['bias', 'weight_orig', 'weight_u', 'weight_v']
     """
     if dim is None:
-        from .. import conv
+        from ..modules import conv
         transposed = tuple(getattr(conv, f"ConvTranspose{k}d") for k in (1, 2, 3)
                            if hasattr(conv, f"ConvTranspose{k}d"))
         dim = 1 if isinstance(module, transposed) else 0

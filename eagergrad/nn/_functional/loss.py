@@ -4,15 +4,8 @@ ops/loss.py."""
 import math
 import warnings
 
-from ..ops import loss as _L
-from ..ops.reduce import any as _any
-
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-           "cosine_similarity", "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
-           "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
-           "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
-           "nll_loss", "pairwise_distance", "pdist", "poisson_nll_loss", "smooth_l1_loss",
-           "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+from ...ops import loss as _L
+from ...ops.reduce import any as _any
 
 
 # ---- torch.nn._reduction --------------------------------------------------------------------
@@ -263,7 +256,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     >>> torch.nn.functional.gaussian_nll_loss(torch.zeros(2), torch.zeros(2), torch.ones(2))
     tensor(0.)
     """
-    from ..creation import ones_like
+    from ...creation import ones_like
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -279,7 +272,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    from ..engine.grad_mode import no_grad
+    from ...engine.grad_mode import no_grad
     with no_grad():
         var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
@@ -358,7 +351,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     >>> torch.nn.functional.triplet_margin_with_distance_loss(a, a, a + 3.0)
     tensor(0.)
     """
-    from ..ops.pointwise import minimum
+    from ...ops.pointwise import minimum
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
@@ -401,7 +394,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     >>> torch.nn.functional.multilabel_soft_margin_loss(torch.zeros(1, 2), torch.ones(1, 2))
     tensor(0.6931)
     """
-    from ._functional_activation import logsigmoid
+    from .activation import logsigmoid
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -448,28 +441,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _L._multilabel_margin_loss(input, target, red)
 
 
-# ---- distances ------------------------------------------------------------------------------
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """p-norm of x1 - x2 + eps over the last dimension.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.pairwise_distance(torch.tensor([[3.0, 4.0]]), torch.zeros(1, 2))
-    tensor([5.0000])
-    """
-    return _L.pairwise_distance(x1, x2, p, eps, keepdim)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """Cosine of the angle between x1 and x2 along `dim`.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.cosine_similarity(torch.tensor([[1.0, 0.0]]),
-    ...                                       torch.tensor([[2.0, 0.0]]))
-    tensor([1.])
-    """
-    return _L.cosine_similarity(x1, x2, dim, eps)
-
-
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist temporal classification loss of (T, N, C) log-probabilities against
@@ -482,13 +453,3 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """
     return _L.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                        _get_enum(reduction), zero_infinity)
-
-
-def pdist(input, p=2):
-    """p-norm distances between all pairs of rows (i < j) of a matrix.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0]]))
-    tensor([5.])
-    """
-    return _L.pdist(input, p)

@@ -1,20 +1,14 @@
-"""torch.nn.functional: pad (all modes), interpolate/upsample, adaptive max pooling,
-unfold/fold, pixel_shuffle, grid_sample/affine_grid, embedding_bag, on the ops of
-ops/spatial.py, with torch's argument checks and messages. Circular padding is
+"""torch.nn.functional's vision functions (re-exported by nn.functional): pad (all modes),
+interpolate / upsample*, grid_sample / affine_grid and pixel_shuffle / pixel_unshuffle
+(ops/spatial.py's), with torch's argument checks and messages. Circular padding is
 composed as ATen's _pad_circular composes it (an empty tensor, slices copied in: a chain
 of CopySlices and SliceBackward0 nodes)."""
 import math
 import numbers
 import warnings
 
-from ..creation import arange
-from ..engine.grad_mode import no_grad
-from ..ops.conv import constant_pad_nd
-from ..ops.norm import embedding_renorm_
-from ..ops.spatial import (
-    _check_adaptive_max,
-    _col2im,
-    _im2col,
+from ...ops.conv import constant_pad_nd
+from ...ops.spatial import (  # noqa: F401 - pixel_(un)shuffle: re-exported by nn.functional
     _reflect_replicate_pad,
     _upsample,
     affine_grid_generator,
@@ -22,24 +16,11 @@ from ..ops.spatial import (
     pixel_shuffle,
     pixel_unshuffle,
 )
-from ..ops.spatial import (
-    adaptive_max_pool1d as _adaptive_max_pool1d,
-)
-from ..ops.spatial import (
-    embedding_bag as _embedding_bag,
-)
-from ._functional_conv import adaptive_avg_pool1d, adaptive_avg_pool2d
+from ._utils import _dims
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
-__all__ = ["adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
-           "adaptive_max_pool2d_with_indices", "affine_grid", "embedding_bag", "fold",
-           "grid_sample", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle", "unfold", "upsample",
-           "upsample_bilinear", "upsample_nearest"]
 
 _MODES = ("constant", "reflect", "replicate", "circular")
-
-
-def _dims(shape):
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _int_list(v, fname, argname, pos):
@@ -165,7 +146,7 @@ def pad(input, pad, mode="constant", value=None):
     return _reflect_replicate(input, pad, "reflection" if mode == "reflect" else "replication")
 
 
-# ---- interpolate ------------------------------------------------------------------------------
+# ---- interpolate -----------------------------------------------------------------------------
 def _is_integer(x):
     return isinstance(x, numbers.Integral) or (
         hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and not x.is_floating_point())
@@ -333,198 +314,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# ---- adaptive max pooling -------------------------------------------------------------------
-def _list_with_default(out_size, defaults):
-    if isinstance(out_size, int):
-        return out_size
-    if len(defaults) <= len(out_size):
-        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
-    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
-
-
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    """Adaptive 2-d max pooling: (output, flat per-plane indices); None in output_size
-    keeps that input size.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_max_pool2d_with_indices(
-    ...     torch.tensor([[[1.0, 5.0], [4.0, 2.0]]]), 1)
-    (tensor([[[5.]]]), tensor([[[1]]]))
-    """
-    output_size = _list_with_default(output_size, input.size())
-    size = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
-    if len(size) == 1:
-        size = size * 2
-    return _check_adaptive_max(input, size)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Adaptive 2-d max pooling of (N, C, H, W) or (C, H, W) input (AdaptiveMaxPool2DBackward0).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_max_pool2d(torch.arange(16.).view(1, 4, 4), (2, 1))
-    tensor([[[ 7.],
-             [15.]]])
-    """
-    out = adaptive_max_pool2d_with_indices(input, output_size)
-    return out if return_indices else out[0]
-
-
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    """Adaptive 1-d max pooling: (output, indices).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_max_pool1d_with_indices(torch.tensor([[1.0, 3.0]]), 1)
-    (tensor([[3.]]), tensor([[1]]))
-    """
-    return _adaptive_max_pool1d(input, output_size)
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Adaptive 1-d max pooling of (N, C, L) or (C, L) input.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_max_pool1d(torch.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
-    tensor([[3., 2.]])
-    """
-    out = _adaptive_max_pool1d(input, output_size)
-    return out if return_indices else out[0]
-
-
-# ---- embedding_bag ------------------------------------------------------------------------------
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
-                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
-                  padding_idx=None):
-    """Sums, means or maxes of bags of embedding rows: 1-D `input` split at `offsets`, or
-    2-D `input` (one bag per row).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.embedding_bag(torch.tensor([[0, 1], [2, 2]]), torch.eye(3))
-    tensor([[0.5000, 0.5000, 0.0000],
-            [0.0000, 0.0000, 1.0000]])
-    """
-    if str(weight.dtype).endswith("int64") and \
-            input.is_floating_point():
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
-        weight, input = input, weight
-    if per_sample_weights is not None and input.size() != per_sample_weights.size():
-        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
-                         f"is not None, then it must have the same shape as the input "
-                         f"({input.shape})")
-    if not weight.dim() == 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
-                         f"{weight.dim()}")
-    if input.dim() == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
-                             "is a mini-batch of fixed length sequences. However, found "
-                             f"offsets of type {str(type(offsets)).replace('eagergrad', 'torch')}")
-        offsets = arange(0, input.numel(), input.size(1), dtype=input.dtype)
-        include_last_offset = False
-        input = input.reshape(-1)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-    elif input.dim() == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.dim() != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-    else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{input.dim()}")
-    if mode == "sum":
-        mode_enum = 0
-    elif mode == "mean":
-        mode_enum = 1
-    elif mode == "max":
-        mode_enum = 2
-        if scale_grad_by_freq:
-            raise ValueError("max mode does not support scaling the gradient by the frequency")
-        if sparse:
-            raise ValueError("max mode does not support sparse weights")
-    else:
-        raise ValueError("mode has to be one of sum, mean or max")
-    if max_norm is not None:
-        with no_grad():
-            embedding_renorm_(weight, input, max_norm, norm_type)
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(
-            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "GitHub.")
-    return _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum, sparse,
-                          per_sample_weights, include_last_offset, padding_idx)[0]
-
-
-# ---- unfold / fold ------------------------------------------------------------------------------
-def _pair(v):
-    return (v, v) if isinstance(v, int) else tuple(v)
-
-
-def _fold_args(kernel_size, dilation, padding, stride):
-    return tuple(_pair(v) for v in (kernel_size, dilation, padding, stride))
-
-
-def _check_blocks(spatial, k, d, p, s):
-    blocks = tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1
-                   for n, kk, dd, pp, ss in zip(spatial, k, d, p, s))
-    if any(b < 1 for b in blocks):
-        raise RuntimeError(f"Given input with spatial size {tuple(spatial)}, kernel_size={k}, "
-                           f"dilation={d}, padding={p}, calculated shape of the array of "
-                           f"sliding blocks as {blocks}, but its components must be at least "
-                           "one.")
-    return blocks
-
-
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Sliding local blocks of (N, C, H, W) input as columns (N, C*kh*kw, L) (Im2ColBackward0).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.unfold(torch.arange(4.).view(1, 1, 2, 2), 1)
-    tensor([[[0., 1., 2., 3.]]])
-    """
-    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
-    if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[input.ndim - 3:]):
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
-                           "and other non-zero dimensions for input, but got: "
-                           f"{_dims(input.shape)}")
-    _check_blocks(input.shape[-2:], k, d, p, s)
-    return _im2col(input, k, d, p, s)
-
-
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Sums columns (N, C*kh*kw, L) of sliding blocks back into (N, C, *output_size)
-    (Col2ImBackward0): the adjoint of unfold.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.fold(torch.ones(1, 4, 4), (3, 3), 2)[0, 0]
-    tensor([[1., 2., 1.],
-            [2., 4., 2.],
-            [1., 2., 1.]])
-    """
-    out = _pair(output_size)
-    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
-    if input.ndim not in (2, 3) or any(n == 0 for n in input.shape[input.ndim - 2:]):
-        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
-                           "batch size and non-zero dimensions for input, but got: "
-                           f"{_dims(input.shape)}")
-    c = input.shape[-2]
-    if c % (k[0] * k[1]):
-        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
-                           f"of kernel_size, but got input.size(1)={c} and kernel_size={k}.")
-    blocks = _check_blocks(out, k, d, p, s)
-    if input.shape[-1] != blocks[0] * blocks[1]:
-        raise RuntimeError(
-            f"Given output_size={out}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
-            f"expected size of input's dimension 2 to match the calculated number of sliding "
-            f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
-            f"input.size(2)={input.shape[-1]}.")
-    return _col2im(input, out, k, d, p, s)
-
-
-# ---- grid_sample / affine_grid -----------------------------------------------------------------
+# ---- grid_sample / affine_grid ---------------------------------------------------------------
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                   "align_corners=False since 1.3.0. Please specify align_corners=True if the "
                   "old behavior is desired. See the documentation of grid_sample for details.")

@@ -1,32 +1,11 @@
-"""nn.functional's convolutions and pooling (re-exported by nn.functional), recording
+"""torch.nn.functional's convolution functions (re-exported by nn.functional), recording
 torch's graphs: one ConvolutionBackward0 per convolution (unsqueeze/squeeze around it for
-unbatched input, ConstantPadNdBackward0 before it for an asymmetric padding='same'),
-MaxPool2DWithIndicesBackward0 / AvgPool2DBackward0 / AdaptiveAvgPool2DBackward0 for the
-2-d pools, and the 1-d pools as torch composes them: unsqueeze(-2), the 2-d op, squeeze(-2).
-Complex convolution runs as one complex kernel (torch composes three real ones)."""
-from ..ops.conv import (
-    _adaptive_avg_pool2d,
-    _avg_pool2d,
-    _max_pool2d_with_indices,
-    constant_pad_nd,
-    convolution,
-)
-
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d",
-           "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices"]
-
-
-def _dims(shape):
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-def _tuple(v, n):
-    """An int (or a 1-sequence) repeated n times, as torch's IntArrayRef[n] parser does."""
-    if isinstance(v, int):
-        return (v,) * n
-    v = tuple(int(x) for x in v)
-    return v * n if len(v) == 1 else v
+unbatched input, ConstantPadNdBackward0 before it for an asymmetric padding='same'; complex
+convolution runs as one complex kernel, torch composes three real ones); unfold / fold,
+Im2ColBackward0 / Col2ImBackward0 on the kernels of ops/spatial.py."""
+from ...ops.conv import constant_pad_nd, convolution
+from ...ops.spatial import _col2im, _im2col
+from ._utils import _dims, _tuple
 
 
 def _expand(v, name, dim):
@@ -256,196 +235,67 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                    groups, dilation)
 
 
-# ---- pooling ----------------------------------------------------------------------------------
-def _pool_arg(v, name, what, allow_none=False):
-    if v is None or (allow_none and not isinstance(v, int) and len(v) == 0):
-        return ()
-    v = _tuple(v, 2)
-    if len(v) != 2:
-        extra = "be omitted, " if allow_none else ""
-        raise RuntimeError(f"{name}: {what} must either {extra}be a single int, or a tuple of "
-                           "two ints")
-    return v
+# ---- unfold / fold ---------------------------------------------------------------------------
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
 
 
-def _check_pool(name, input, k, s, p, d, ceil_mode):
-    if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[1:]):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    s = s or k
-    if any(x <= 0 for x in k):
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} "
-                           f"kW: {k[1]}")
-    if any(x <= 0 for x in s):
-        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} "
-                           f"dW: {s[1]}")
-    if any(x <= 0 for x in d):
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
-                           f"dilationW: {d[1]}")
-    for kk, pp, dd in zip(k, p, d):
-        if pp > ((kk - 1) * dd + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
-    from ..ops.conv import _pool_out_size
-    out = [_pool_out_size(n, kk, pp, ss, dd, ceil_mode)
-           for n, kk, pp, ss, dd in zip(input.shape[-2:], k, p, s, d)]
-    if any(o <= 0 for o in out):
-        c, h, w = input.shape[-3:]
-        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-                           f"({c}x{out[0]}x{out[1]}). Output size is too small")
+def _fold_args(kernel_size, dilation, padding, stride):
+    return tuple(_pair(v) for v in (kernel_size, dilation, padding, stride))
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
-    """max_pool2d returning (output, indices): flat int64 positions within each H*W plane.
+def _check_blocks(spatial, k, d, p, s):
+    blocks = tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+                   for n, kk, dd, pp, ss in zip(spatial, k, d, p, s))
+    if any(b < 1 for b in blocks):
+        raise RuntimeError(f"Given input with spatial size {tuple(spatial)}, kernel_size={k}, "
+                           f"dilation={d}, padding={p}, calculated shape of the array of "
+                           f"sliding blocks as {blocks}, but its components must be at least "
+                           "one.")
+    return blocks
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) input as columns (N, C*kh*kw, L) (Im2ColBackward0).
 
     >>> import eagergrad as torch
-    >>> torch.nn.functional.max_pool2d_with_indices(torch.arange(4.).view(1, 1, 2, 2), 2)[1]
-    tensor([[[[3]]]])
+    >>> torch.nn.functional.unfold(torch.arange(4.).view(1, 1, 2, 2), 1)
+    tensor([[[0., 1., 2., 3.]]])
     """
-    n = "max_pool2d"
-    k = _pool_arg(kernel_size, n, "kernel_size")
-    s = _pool_arg(stride, n, "stride", allow_none=True)
-    p = _pool_arg(padding, n, "padding")
-    d = _pool_arg(dilation, n, "dilation")
-    _check_pool(n, input, k, s, p, d, ceil_mode)
-    return _max_pool2d_with_indices(input, k, s, p, d, ceil_mode)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """2-d max pooling (stride defaults to kernel_size, padding counts as -inf).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.max_pool2d(torch.arange(16.).view(1, 1, 4, 4), 2)
-    tensor([[[[ 5.,  7.],
-              [13., 15.]]]])
-    """
-    out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return out if return_indices else out[0]
-
-
-def _check_1d(name, input):
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
-                           f"batch size for input, but got:{_dims(input.shape)}")
-
-
-def _one(v, name, arg):
-    if isinstance(v, int):
-        return v
-    v = tuple(v)
-    if len(v) != 1:
-        raise RuntimeError(f"{name}() {arg} must be a single int, or a tuple of one int")
-    return int(v[0])
-
-
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
-    """max_pool1d returning (output, indices).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1., 3., 2., 0.]]), 2)[1]
-    tensor([[1, 2]])
-    """
-    _check_1d("max_pool1d", input)
-    k = _one(kernel_size, "max_pool1d", "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _one(stride, "max_pool1d", "stride")
-    p, d = _one(padding, "max_pool1d", "padding"), _one(dilation, "max_pool1d", "dilation")
-    out, ind = max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d),
-                                       ceil_mode)
-    return out.squeeze(-2), ind.squeeze(-2)
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """1-d max pooling over (N, C, L) or (C, L) input.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.max_pool1d(torch.tensor([[1., 3., 2., 0.]]), 2)
-    tensor([[3., 2.]])
-    """
-    out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return out if return_indices else out[0]
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    """2-d average pooling (AvgPool2DBackward0).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.avg_pool2d(torch.arange(16.).view(1, 1, 4, 4), 2)
-    tensor([[[[ 2.5000,  4.5000],
-              [10.5000, 12.5000]]]])
-    """
-    n = "avg_pool2d"
-    k = _pool_arg(kernel_size, n, "kernel_size")
-    s = _pool_arg(stride, n, "stride", allow_none=True)
-    p = _pool_arg(padding, n, "padding")
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    _check_pool(n, input, k, s, p, (1, 1), ceil_mode)
-    return _avg_pool2d(input, k, s, p, ceil_mode, count_include_pad, divisor_override)
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
-    """1-d average pooling: torch's unsqueeze(-2), avg_pool2d, squeeze(-2).
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.avg_pool1d(torch.tensor([[1., 3., 2., 0.]]), 2)
-    tensor([[2., 1.]])
-    """
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
+    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
+    if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[input.ndim - 3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
                            f"{_dims(input.shape)}")
-    k = _one(kernel_size, "avg_pool1d", "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _one(stride, "avg_pool1d", "stride")
-    p = _one(padding, "avg_pool1d", "padding")
-    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode,
-                      count_include_pad).squeeze(-2)
+    _check_blocks(input.shape[-2:], k, d, p, s)
+    return _im2col(input, k, d, p, s)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed (OH, OW) output (None keeps that input size); an
-    output of 1x1 is torch's mean over the last two dimensions.
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums columns (N, C*kh*kw, L) of sliding blocks back into (N, C, *output_size)
+    (Col2ImBackward0): the adjoint of unfold.
 
     >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_avg_pool2d(torch.arange(16.).view(1, 1, 4, 4), 1)
-    tensor([[[[7.5000]]]])
+    >>> torch.nn.functional.fold(torch.ones(1, 4, 4), (3, 3), 2)[0, 0]
+    tensor([[1., 2., 1.],
+            [2., 4., 2.],
+            [1., 2., 1.]])
     """
-    size = _tuple(output_size, 2) if isinstance(output_size, int) else tuple(output_size)
-    if len(size) == 1:
-        size = size * 2
-    size = tuple(input.shape[-2 + i] if v is None else int(v) for i, v in enumerate(size))
-    if len(size) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    if any(v < 0 for v in size):
-        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than "
-                           f"or equal to 0 but received {{{size[0]}, {size[1]}}}")
-    if size == (1, 1):
-        return input.mean((-1, -2), keepdim=True)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+    out = _pair(output_size)
+    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
+    if input.ndim not in (2, 3) or any(n == 0 for n in input.shape[input.ndim - 2:]):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           "batch size and non-zero dimensions for input, but got: "
                            f"{_dims(input.shape)}")
-    if any(n == 0 for n in input.shape[-2:]):
-        raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for "
-                           "non-batch dimensions, but input has sizes "
-                           f"{_dims(input.shape)} with dimension {input.ndim - 1} being empty")
-    return _adaptive_avg_pool2d(input, size)
-
-
-def adaptive_avg_pool1d(input, output_size):
-    """Average pooling of (N, C, L) or (C, L) input to a fixed length.
-
-    >>> import eagergrad as torch
-    >>> torch.nn.functional.adaptive_avg_pool1d(torch.tensor([[1., 3., 2., 0.]]), 2)
-    tensor([[2., 1.]])
-    """
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
-                           "tensor for argument #1 'self' (while checking arguments for "
-                           "adaptive_avg_pool1d)")
-    n = _one(output_size, "adaptive_avg_pool1d", "output_size")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, n)).squeeze(-2)
+    c = input.shape[-2]
+    if c % (k[0] * k[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={c} and kernel_size={k}.")
+    blocks = _check_blocks(out, k, d, p, s)
+    if input.shape[-1] != blocks[0] * blocks[1]:
+        raise RuntimeError(
+            f"Given output_size={out}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+            f"expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size(2)={input.shape[-1]}.")
+    return _col2im(input, out, k, d, p, s)

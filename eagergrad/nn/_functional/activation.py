@@ -1,24 +1,32 @@
-"""torch.nn.functional's activations (re-exported by nn.functional), recorded as torch 2.13
-records them on CPU: one op-table node each (ops/activation.py), softsign / tanhshrink /
-softmin / normalize / gumbel_softmax as torch's Python compositions; `inplace=True` runs
-the in-place variant (EluBackward1, LeakyReluBackward1, ... or the out-of-place node on
-the old value, as torch)."""
+"""torch.nn.functional's non-linear activations (re-exported by nn.functional), recorded as
+torch 2.13 records them on CPU: one op-table node each (ops/activation.py; relu, softmax,
+log_softmax, tanh and sigmoid are Tensor methods), softsign / tanhshrink / softmin /
+gumbel_softmax as torch's Python compositions; `inplace=True` runs the in-place variant
+(EluBackward1, LeakyReluBackward1, ... or the out-of-place node on the old value, as
+torch). The normalization functions are in normalization.py."""
 import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from .. import _dtypes as D
-from ..creation import _next_key, from_jax
-from ..ops import activation as A
-from ..ops.inplace import inplace
+from ...creation import _next_key, from_jax
+from ...ops import activation as A
+from ...ops.inplace import inplace
 
-__all__ = ["celu", "celu_", "elu", "elu_", "gelu", "glu", "gumbel_softmax", "hardshrink",
-           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_",
-           "logsigmoid", "mish", "normalize", "one_hot", "prelu", "relu6", "rrelu", "rrelu_",
-           "selu", "selu_", "silu", "softmin", "softplus", "softshrink", "softsign",
-           "tanhshrink", "threshold", "threshold_"]
+
+def relu(input, inplace=False):
+    """max(input, 0), recorded as ReluBackward0.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.relu(torch.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    """relu in place."""
+    return input.relu_()
 
 
 def gelu(input, approximate="none"):
@@ -301,46 +309,48 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return (-input).softmax(dim) if dtype is None else (-input).to(dtype).softmax(dim)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p along dim, eps), torch's composition.
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(input) normalized to sum 1 along `dim`.
 
     >>> import eagergrad as torch
-    >>> torch.nn.functional.normalize(torch.tensor([[3.0, 4.0]]))
-    tensor([[0.6000, 0.8000]])
+    >>> torch.nn.functional.softmax(torch.zeros(2), dim=0)
+    tensor([0.5000, 0.5000])
     """
-    if out is not None:
-        raise NotImplementedError("eagergrad does not implement torch.nn.functional."
-                                  "normalize(out=...) yet")
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return input.softmax(dim) if dtype is None else input.softmax(dim, dtype=dtype)
 
 
-def one_hot(tensor, num_classes=-1):
-    """int64 one-hot encoding of an int64 tensor (a new last dim of num_classes; -1: the
-    largest value + 1). The range checks read the values (skipped on jax tracers).
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(input)) along `dim`, computed stably.
 
     >>> import eagergrad as torch
-    >>> torch.nn.functional.one_hot(torch.tensor([0, 2]))
-    tensor([[1, 0, 0],
-            [0, 0, 1]])
+    >>> torch.nn.functional.log_softmax(torch.zeros(2), dim=0).exp()
+    tensor([0.5000, 0.5000])
     """
-    if tensor.dtype is not D.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    v = tensor._value
-    if num_classes == -1:
-        if v.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        if isinstance(v, jax.core.Tracer):
-            raise RuntimeError("one_hot: num_classes=-1 needs the values (give num_classes "
-                               "under a jax trace)")
-        num_classes = int(np.asarray(v).max()) + 1
-    if not isinstance(v, jax.core.Tracer) and v.size > 0:
-        a = np.asarray(v)
-        if a.min() < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if a.max() >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    return from_jax(jax.nn.one_hot(v, int(num_classes), dtype=jnp.int64))
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return input.log_softmax(dim) if dtype is None else input.log_softmax(dim, dtype=dtype)
+
+
+def tanh(input):
+    """Elementwise tanh.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.tanh(torch.zeros(1))
+    tensor([0.])
+    """
+    return input.tanh()
+
+
+def sigmoid(input):
+    """Elementwise 1 / (1 + exp(-input)).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.sigmoid(torch.zeros(1))
+    tensor([0.5000])
+    """
+    return input.sigmoid()
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):

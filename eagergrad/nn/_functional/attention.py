@@ -4,8 +4,9 @@
 scaled_dot_product_attention takes the flash kernel (one
 ScaledDotProductFlashAttentionForCpuBackward0) when torch's CPU dispatcher would: 4-d
 inputs of one batch size, equal head dims, heads equal (or divisible with enable_gqa), no
-dropout, a 2-d or 4-d mask not requiring grad, or none; otherwise ATen's math composite (q and k^T each scaled
-by sqrt(scale), matmul, mask added in place, _safe_softmax, dropout, matmul).
+dropout, a 2-d or 4-d mask not requiring grad, or none; otherwise ATen's math composite
+(q and k^T each scaled by sqrt(scale), matmul, mask added in place, _safe_softmax,
+dropout, matmul).
 multi_head_attention_forward is torch's Python function, line for line.
 """
 import math
@@ -13,23 +14,21 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _dtypes as D
-from ..creation import from_jax
-from ..ops.attention import _safe_softmax, _scaled_dot_product_flash_attention_for_cpu, baddbmm
-from ..ops.conv import constant_pad_nd
-from ..ops.linalg import bmm, matmul
-from ..ops.loss import _mul_s
-from ..ops.pointwise import where
-from ..ops.shape import cat
-from ._functional_linear import linear
-from ._functional_norm import dropout
+from ... import _dtypes as D
+from ...creation import from_jax
+from ...ops.attention import _safe_softmax, _scaled_dot_product_flash_attention_for_cpu, baddbmm
+from ...ops.conv import constant_pad_nd
+from ...ops.linalg import bmm, matmul
+from ...ops.loss import _mul_s
+from ...ops.pointwise import where
+from ...ops.shape import cat
+from .dropout import dropout
+from .linear import linear
 
 try:  # Tensor.repeat's op (RepeatBackward0), declared with instance norm
-    from ..ops.batchnorm import _repeat
+    from ...ops.batchnorm import _repeat
 except ImportError:  # pragma: no cover
     _repeat = None
-
-__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 def _dtype_cpp(t):

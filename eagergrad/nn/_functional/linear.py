@@ -2,10 +2,8 @@
 (addmm for 2-D input, view + addmm + view for contiguous input with a vector bias,
 matmul + in-place add otherwise) and `bilinear` is ATen's _trilinear composition, so
 both record torch's graphs."""
-from ..ops.linalg import _trilinear, addmm, matmul
-from ..tensor import Tensor
-
-__all__ = ["bilinear", "linear"]
+from ...ops.linalg import _trilinear, addmm, matmul
+from ...tensor import Tensor
 
 
 def _check_tensors(name, **args):

@@ -1,5 +1,5 @@
 """The recurrent computations behind nn.RNN/LSTM/GRU and the cells, recorded as ATen
-records them on CPU (torch.nn.functional has no public RNN function: `__all__` is empty).
+records them on CPU (torch.nn.functional has no public RNN function).
 
 - LSTM, float32, no projection, not packed: ATen's mkldnn_rnn, one mkldnn_rnn_layer
   (MkldnnRnnLayerBackward0, one lax.scan) per layer and direction; layer outputs joined
@@ -8,12 +8,10 @@ records them on CPU (torch.nn.functional has no public RNN function: `__all__` i
   `_rnn_impl`, per time step of ordinary ops (linear, unsafe_chunk, sigmoid, tanh, add,
   mul, stack, cat), so the graph matches torch's node by node.
 """
-from ..ops.rnn import _transpose_inplace_result, mkldnn_rnn_layer
-from ..ops.shape import cat, stack
-from ._functional_linear import linear
-from ._functional_norm import dropout
-
-__all__ = []
+from ...ops.rnn import _transpose_inplace_result, mkldnn_rnn_layer
+from ...ops.shape import cat, stack
+from .dropout import dropout
+from .linear import linear
 
 
 # ---- one step: ATen's cells (pre: the input part already computed for the whole layer) ---
