@@ -1,6 +1,6 @@
 """One training step of the examples' CNN (examples/cnn_batchnorm.py: two Conv2d 3x3 +
-BatchNorm2d + ReLU + MaxPool2d blocks, 3-8-16 channels, no conv bias, then Linear), batch 64 of 32x32
-RGB images, cross-entropy, SGD: eagergrad vs torch eager vs a hand-written
+BatchNorm2d + ReLU + MaxPool2d blocks, 3-8-16 channels, no conv bias, then Linear), batch 64
+of 32x32 RGB images, cross-entropy, SGD: eagergrad vs torch eager vs a hand-written
 jax.jit(value_and_grad), each in its own process (_common.measure). A step's result: its
 loss, the updated parameters and the BatchNorm running statistics."""
 import sys
@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure, report  # noqa: E402
+from _common import Candidate, measure, report
 
 BATCH, CLASSES, LR, EPS, MOMENTUM = 64, 4, 0.01, 1e-5, 0.1
 STEPS = 10

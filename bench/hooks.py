@@ -5,15 +5,15 @@ import functools
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure  # noqa: E402
-from ops_chain import DATA, N_OPS  # noqa: E402
+from _common import Candidate, measure
+from ops_chain import DATA, N_OPS
 
 STEPS = 300  # per round, every candidate: ~0.13-0.2 s of torch
 
 
 def chain(x, w, hook):
     y = x
-    for i in range(N_OPS // 4):
+    for _ in range(N_OPS // 4):
         y = (y * w)
         if hook:
             y.register_hook(hook)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure  # noqa: E402
+from _common import Candidate, measure
 
 B, D, DEPTH = 32, 64, 4
 STEPS = 500  # per round, every candidate: ~0.15 s of torch

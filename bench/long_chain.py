@@ -33,7 +33,7 @@ def child(n):
     ref = chain_grad_reference(x0, n)
     x = torch.tensor(x0, requires_grad=True)
     rows = []
-    for rep in range(REPS):
+    for _rep in range(REPS):
         t0 = time.perf_counter()
         y = x
         for i in range(n):

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure, report  # noqa: E402
+from _common import Candidate, measure, report
 
 VOCAB, EMB, HIDDEN, LAYERS, BATCH, SEQ, LR = 40, 16, 64, 2, 16, 32, 0.1
 STEPS = 10

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure, report  # noqa: E402
+from _common import Candidate, measure, report
 
 SIZES = (784, 512, 512, 10)
 LR = 0.01

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure, report  # noqa: E402
+from _common import Candidate, measure, report
 
 N, D_IN, H, D_OUT = 64, 1000, 100, 10
 STEPS = 100
@@ -52,7 +52,7 @@ def torch_like(L):
     def run():
         w1 = L.tensor(w10, requires_grad=True)
         w2 = L.tensor(w20, requires_grad=True)
-        for t in range(STEPS):
+        for _ in range(STEPS):
             relu = MyReLU.apply
             y_pred = relu(x.mm(w1)).mm(w2)
             loss = (y_pred - y).pow(2).sum()
@@ -82,7 +82,7 @@ def jax_program(L):
 
     def run():
         w1, w2 = jnp.asarray(w10), jnp.asarray(w20)
-        for t in range(STEPS):
+        for _ in range(STEPS):
             loss, w1, w2 = jax_step(w1, w2, x, y)
         return loss, w1, w2
     return run

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _common import Candidate, measure, report  # noqa: E402
+from _common import Candidate, measure, report
 
 N_OPS = 100
 STEPS = 400  # per round, every candidate: ~0.17 s of torch
@@ -17,7 +17,7 @@ DATA = np.random.RandomState(0).randn(2, 100).astype(np.float32)
 
 def chain(x, w):
     y = x
-    for i in range(N_OPS // 4):
+    for _ in range(N_OPS // 4):
         y = (y * w).sin()
         y = (y + w).tanh()
     return y.sum()
@@ -25,7 +25,7 @@ def chain(x, w):
 
 def jchain(x, w):
     y = x
-    for i in range(N_OPS // 4):
+    for _ in range(N_OPS // 4):
         y = jnp.sin(y * w)
         y = jnp.tanh(y + w)
     return y.sum()

@@ -11,7 +11,7 @@ jax.config.update("jax_enable_x64", True)
 __version__ = "0.1.0"
 from ._compile_cache import set_compilation_cache  # noqa: E402,F401  (on by default)
 
-from . import _dtypes, _torch_names  # noqa: E402
+from . import _torch_names  # noqa: E402
 from ._dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: E402,F401
                       bfloat16, float32, float64, complex64, complex128, dtype,
                       get_default_dtype, set_default_dtype, promote_types)
@@ -59,15 +59,15 @@ Tensor.uniform_ = lambda self, a=0.0, b=1.0, *, generator=None: _uniform(self, a
 
 
 def _normal(t, mean, std, generator):
-    from .creation import randn
+    from .creation import randn as _randn
     with no_grad():
-        return t.copy_(randn(t._shape, dtype=t.dtype, generator=generator) * std + mean)
+        return t.copy_(_randn(t._shape, dtype=t.dtype, generator=generator) * std + mean)
 
 
 def _uniform(t, a, b, generator):
-    from .creation import _next_key, _uniform as draw, from_jax
+    from .creation import _next_key, _uniform as draw, from_jax as _from_jax
     with no_grad():
-        return t.copy_(from_jax(draw(_next_key(generator), t._shape, t.dtype, a, b)))
+        return t.copy_(_from_jax(draw(_next_key(generator), t._shape, t.dtype, a, b)))
 
 
 _warned_tensor_type = []

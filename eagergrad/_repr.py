@@ -153,7 +153,7 @@ def tensor_repr(t, tangent=None):
         suffixes.append(f"device='{t.device}'")
     try:
         a = np.asarray(t._value)
-    except Exception:  # a jax tracer: no values to show
+    except Exception:  # noqa: BLE001 - a jax tracer (no values to show); repr never raises
         a = None
     if a is None:
         body = f"<traced {tuple(t._shape)}>"

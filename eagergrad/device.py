@@ -134,7 +134,7 @@ class device:
 def device_of(arr):
     try:
         d = next(iter(arr.devices()))
-    except Exception:  # a tracer: report the default device
+    except Exception:  # noqa: BLE001 - a tracer: report the default device
         d = jax.devices()[0]
     t = _TYPE.get(d.platform, d.platform)
     return device(t, None if t == "cpu" else d.id)

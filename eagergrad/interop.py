@@ -3,7 +3,7 @@ import functools
 
 import jax
 
-from .creation import from_jax  # noqa: F401
+from .creation import from_jax
 from .tensor import Tensor
 
 

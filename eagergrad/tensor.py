@@ -521,7 +521,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous")
         if FUNC.levels and isinstance(self._value, Tracer):
             return bool(FUNC.levels[-1].item(self._value, "bool"))

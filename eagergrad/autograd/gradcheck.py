@@ -201,7 +201,7 @@ def _forward_gradcheck(func, inputs, eps, rtol, atol):
         args = list(inputs)
         for unit in ((1, 1j) if inp.is_complex() else (1,)):
             analytical, numerical = [], []
-            for d_idx, pos in enumerate(np.ndindex(*inp.shape)):
+            for _d_idx, pos in enumerate(np.ndindex(*inp.shape)):
                 tan = np.zeros(inp.shape, inp.dtype.np)
                 tan[pos] = unit
                 with forward_ad.dual_level():
@@ -298,7 +298,7 @@ def _numerical_jacobian(fn, inputs, outputs, eps):
         raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
                          "supports functions that return complex outputs.")
     result = []
-    for idx, inp in enumerate(inputs):
+    for _idx, inp in enumerate(inputs):
         if not (isinstance(inp, Tensor) and inp.requires_grad):
             continue
         data = inp.data
@@ -432,7 +432,7 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
         all_u.append((ur, _unit(rng, x.numel(), real)) if x.is_complex() else ur)
     all_v = [_unit(rng, o.numel(), o.dtype.np) for o in outputs]
     numerical = []  # [input][float output]: v^T (J u) (just J u when there is no output)
-    for (idx, x), u in zip(diff, all_u):
+    for (_idx, x), u in zip(diff, all_u):
         ju = _numerical_jvp(func, inputs, x, u, eps)
         numerical.append([v @ j for v, j in zip(all_v, ju)] if outputs else ju)
     if not outputs:

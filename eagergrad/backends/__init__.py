@@ -22,7 +22,7 @@ cuda = _backend("cuda")
 mkldnn = _backend("mkldnn", enabled=True)
 
 # torch.backends.mha: whether MultiheadAttention and the Transformer encoder take torch's
-# inference fast paths, whose results nn/transformer.py reproduces
+# inference fast paths, whose results nn/modules/transformer.py reproduces
 mha = types.ModuleType("eagergrad.backends.mha")
 mha._is_fastpath_enabled = True
 

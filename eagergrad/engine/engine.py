@@ -60,7 +60,7 @@ def execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
         try:
             box.append((True, _execute(root_edges, root_grads, retain_graph, create_graph,
                                        outputs, accumulate_grad)))
-        except BaseException as e:  # handed to the caller unchanged
+        except BaseException as e:  # noqa: BLE001 - re-raised unchanged in the caller's thread
             box.append((False, e))
     t = threading.Thread(target=target, name="eagergrad-reentrant-backward")
     t.start()

@@ -27,9 +27,9 @@ seen a few times (a program's first steps, a sequence length met twice) stays no
 node and pays no compile of its own; a training loop's graph is fused within its first
 steps. (EAGER: compile on the second sighting, as the test suite does.) The compile runs
 in a background thread when BACKGROUND is set: until the compiled function is ready the
-segment runs node by node, so compiling never holds a backward up. Whatever goes wrong (an unpack hook to run, a version error, a
-formula that raises while traced) makes the segment run node by node, which raises what
-torch raises, where torch raises it.
+segment runs node by node, so compiling never holds a backward up. Whatever goes wrong (an
+unpack hook to run, a version error, a formula that raises while traced) makes the segment
+run node by node, which raises what torch raises, where torch raises it.
 
 A gradient a node hands on unchanged is one tensor object in every buffer it reaches, as
 in torch and node by node (NOTE [aliased gradients], ops/_table.py): a hook's in-place
@@ -221,7 +221,7 @@ def run(seg, order, buffers, captured, retain_graph, make):
         entry[1] = EXECUTABLES.now
         fn, traced = entry[0]
         outs = fn(ins, saved)[::-1]  # see the end of _trace
-    except Exception:
+    except Exception:  # noqa: BLE001 - node by node re-raises it where torch does
         # a version error, a freed buffer, ...: node by node raises what torch raises,
         # after the nodes before the culprit ran (their .grad writes stay, as in torch)
         return False
@@ -314,7 +314,7 @@ def _advance(key, state, seg, ins, nodes):
     _credit.pop(key, None)
     try:
         saved = _gather(seg, nodes)  # for the shapes of the compile
-    except Exception:
+    except Exception:  # noqa: BLE001 - no fusing; node by node re-raises it where torch does
         saved = None
     if saved is None:
         return False
@@ -335,7 +335,7 @@ def _compile(key, entry, avals, n_ops):
     t0 = time.perf_counter()
     try:
         entry[0].lower(*avals).compile()  # fills jax's cache: calls hit it
-    except Exception:  # node by node will raise whatever there is to raise
+    except Exception:  # noqa: BLE001 - node by node will raise whatever there is to raise
         _store(key, _FAILED)
         return
     COMPILE_COST.measured(time.perf_counter() - t0, n_ops)

@@ -4,7 +4,7 @@ import functools
 import inspect
 import sys
 
-from .._mode import STATE, get_state, restore_state, set_enabled  # noqa: F401
+from .._mode import STATE, get_state, restore_state, set_enabled
 
 
 def is_grad_enabled():
@@ -37,7 +37,7 @@ def _wrap_generator(ctx_factory, func):
                     with ctx_factory():
                         gen.close()
                     raise
-                except BaseException:
+                except BaseException:  # noqa: BLE001 - thrown into the generator (torch's)
                     with ctx_factory():
                         response = gen.throw(*sys.exc_info())
                 else:

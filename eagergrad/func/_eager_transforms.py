@@ -2,7 +2,7 @@
 grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian, functionalize; their
 arguments (argnums, primals, tangents, cotangents) with torch's errors; the function's
 inputs at the transform's level and the write-back of those it modified in place."""
-# ruff: noqa: TRY004 - torch raises RuntimeError/ValueError on these type checks
+# torch raises RuntimeError/ValueError (not TypeError) on these type checks
 import functools
 
 import jax

@@ -461,7 +461,7 @@ def _alias(v):
     try:
         if len(v.addressable_shards) == 1:
             return jax.make_array_from_single_device_arrays(v.shape, v.sharding, [v])
-    except Exception:  # noqa: BLE001, S110 - any array jax cannot alias: a copy
+    except Exception:  # noqa: BLE001 - any array jax cannot alias: a copy
         pass
     with jax.ensure_compile_time_eval():
         return jnp.array(v, copy=True)
@@ -480,7 +480,7 @@ def _concretize(value):
         return None
 
 
-class _NoValue(Exception):  # noqa: N818 - an internal signal
+class _NoValue(Exception):  # an internal signal, not an error
     """The traced value depends on an input with no value (a batched one of vmap's)."""
 
 

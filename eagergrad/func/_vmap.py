@@ -1,7 +1,7 @@
 """torch.func.vmap: the function traced per element and mapped with jax.vmap (applied
 to its jaxpr inside a program's trace), in chunks; in_dims/out_dims, torch's errors for
 batched values written into unbatched tensors."""
-# ruff: noqa: TRY004 - torch raises RuntimeError/ValueError on these type checks
+# torch raises RuntimeError/ValueError (not TypeError) on these type checks
 import dataclasses
 import functools
 

@@ -4,14 +4,14 @@ Every differentiable op is one `defop` entry (see _table.py); the functions here
 the torch-named entry points, and `bind_methods` puts them on Tensor as methods and
 Python operators.
 """
-from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I  # noqa: F401
-from . import sorting as O, loss as X, norm as N, conv as V  # noqa: F401
-from . import activation as A, batchnorm as B, rnn as RN, attention as AT  # noqa: F401
-from . import spatial as SP  # noqa: F401
+from . import pointwise as P, reduce as R, linalg as L, shape as S, index as I
+from . import sorting as O, loss as X, norm as N, conv as V
+from . import activation as A, batchnorm as B, rnn as RN, attention as AT
+from . import spatial as SP
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
-from ._table import OPS, defop, call_op
-from ._args import as_t, wrapped
+from ._table import OPS as OPS, defop as defop, call_op as call_op
+from ._args import as_t, wrapped as wrapped
 from . import inplace as _IP
 from .inplace import inplace
 from .. import _dtypes as D

@@ -18,8 +18,6 @@ import threading
 import weakref
 from typing import NamedTuple
 
-_new = object.__new__
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +33,8 @@ from ..engine.saved import SavedTensor
 from .._storage import view_of
 from ..tensor import (CAPTURING, FUNC, FWD, _make, _make_as, _tangent, _wrap_outputs,
                       _zeros_meta)
+
+_new = object.__new__
 
 OPS = {}  # name -> OpDef, for the table-driven tests
 

@@ -8,7 +8,7 @@ In-place variants that torch records with a `...Backward1` node saving the resul
 celu_, leaky_relu_, rrelu_) have their own entries; the others (hardtanh_, silu_, ...)
 record their out-of-place node on the old value, as torch does. The torch-level functions
 (torch.selu, torch.prelu, torch.threshold_, ...) are here; F.* live in
-nn/_functional_activation.py.
+nn/_functional/activation.py.
 """
 import math
 

@@ -9,7 +9,7 @@ _backward`) whose node is torch's NotImplemented: a first backward works under
 create_graph, going through it again raises torch's "derivative ... is not implemented".
 An attn_mask that is not given travels as an empty tensor (`_saved_attn_mask` None).
 F.scaled_dot_product_attention, which picks this op or the math path, lives in
-nn/_functional_attention.py.
+nn/_functional/attention.py.
 """
 import math
 

@@ -6,7 +6,7 @@ Tensor.repeat, which instance norm applies to its weight and bias (RepeatBackwar
 An optional tensor that is not given travels as an empty tensor, as in norm.py. The
 running statistics of a training batch norm are updated in place WITHOUT a version bump,
 as ATen's CPU kernel writes them. F.batch_norm / F.instance_norm / F.group_norm live in
-nn/_functional_batchnorm.py.
+nn/_functional/normalization.py.
 """
 import jax
 import jax.numpy as jnp

@@ -179,7 +179,7 @@ def _check_bounds(idx, n, dim):
     else:
         try:
             a = np.asarray(arr)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a tracer has no values
             return  # traced: jax clamps; cannot check without the values
         if not a.size:
             return

@@ -260,7 +260,7 @@ def einsum(*args):
         equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         return einsum(equation, *operands[0])
-    for i, t in enumerate(operands):
+    for _i, t in enumerate(operands):
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): argument 'tensors' (position 2) must be tuple of "
                             f"Tensors, not {type(t).__name__}")

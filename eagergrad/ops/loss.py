@@ -3,7 +3,7 @@
 `reduction` is torch's enum (0 none, 1 mean, 2 sum), as the nodes save it. An optional
 `weight`/`pos_weight` that is not given travels as an empty tensor (the kernels branch
 on its static shape), and the node's `_saved_weight` shows None, as torch's.
-The ops torch composes in C++ (cross_entropy, kl_div...) live in nn/_functional_loss.py;
+The ops torch composes in C++ (cross_entropy, kl_div...) live in nn/_functional/loss.py;
 the scalar mul/add/div entries here give them torch's MulBackward1/AddBackward1/
 DivBackward1 nodes (a C++ `tensor * double`), which Python operators never record.
 """

@@ -5,7 +5,7 @@ embedding_dense_backward) and the `_saved_*` values torch's nodes show.
 
 An optional weight/bias that is not given travels as an empty tensor, as in loss.py.
 F.layer_norm / F.embedding / F.dropout / F.rms_norm, built on these as ATen builds them
-on CPU, live in nn/_functional_norm.py.
+on CPU, live in nn/_functional/ (normalization.py, sparse.py, dropout.py).
 """
 import jax
 import jax.numpy as jnp

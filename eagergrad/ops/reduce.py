@@ -436,7 +436,8 @@ SOFTMAX = defop("softmax", _softmax_k, attrs=("dim", "dtype"), node="SoftmaxBack
                 result * (grad - (grad * result).sum(dim, keepdim=True)))
 LOG_SOFTMAX = defop("log_softmax", _log_softmax_k, attrs=("dim", "dtype"),
                     node="LogSoftmaxBackward0",
-                    self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True))
+                    self=lambda grad, result, dim:
+                    grad - result.exp() * grad.sum(dim, keepdim=True))
 
 
 def _sm(op, name):

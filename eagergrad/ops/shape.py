@@ -31,7 +31,8 @@ def _infer_size(shape, numel):
             known *= s
     if neg:
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size "
+                               f"{numel}")
         shape[neg[0]] = numel // known
     elif known != numel:
         raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
@@ -265,7 +266,8 @@ def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     nd = input.ndim
     if len(sizes) < nd:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input._shape)}}}, size={list(sizes)}): "
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input._shape)}}}, "
+                           f"size={list(sizes)}): "
                            "the number of sizes provided "
                            f"({len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({nd})")

@@ -5,8 +5,9 @@ unfold/fold, pixel shuffle, grid_sample, embedding_bag, with torch's node names 
 static (numpy on shapes), so they are tracer-safe.
 
 The F-level entry points (argument parsing, torch's checks and errors) live in
-nn/_functional_spatial.py. (Over 800 lines: the op families above, each a short
-section, sharing their helpers; splitting them would scatter one slice of the table.)
+nn/_functional/ (vision.py, pooling.py, convolution.py). (Over 800 lines: the op families
+above, each a short section, sharing their helpers; splitting them would scatter one slice
+of the table.)
 """
 import inspect
 

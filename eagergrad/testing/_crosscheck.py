@@ -290,7 +290,7 @@ def _jax(call, module, values, diff, vs, ws):
         else:
             _, vjp2 = jax.vjp(first, *primals)
             gs = tuple(jax.numpy.conj(g) for g in vjp2(tuple(np.conj(w) for w in ws)))
-    except Exception as e:  # noqa: BLE001 - explained: not tracer-safe
+    except Exception as e:  # explained: not tracer-safe
         raise CrosscheckError(_not_tracer_safe(e)) from e
     return [np.asarray(g) for g in gs]
 
@@ -314,7 +314,7 @@ def _jvp(call, module, values, diff, vs, ws, dirs):
                 if "custom_vjp" in str(e):
                     return None  # JAX has no forward mode through a custom_vjp
                 raise CrosscheckError(_not_tracer_safe(e)) from e
-            except Exception as e:  # noqa: BLE001 - explained: not tracer-safe
+            except Exception as e:  # explained: not tracer-safe
                 raise CrosscheckError(_not_tracer_safe(e)) from e
             proj.append(sum(float(np.real(np.sum(np.conj(w) * np.asarray(d))))
                             for w, d in zip(weights, dy)))

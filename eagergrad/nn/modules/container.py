@@ -1,5 +1,5 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
-# ruff: noqa: TRY004 - torch raises ValueError/AttributeError/AssertionError on these type checks
+# (type checks raise ValueError/AttributeError/AssertionError, as torch does)
 import operator
 from collections import OrderedDict, abc
 from itertools import chain, islice
@@ -468,7 +468,7 @@ class ParameterDict(Module):
         return k, val
 
     def get(self, key, default=None):
-        return self[key] if key in self else default  # noqa: SIM401 - __getitem__ is not dict's
+        return self[key] if key in self else default  # (__getitem__ is not dict's)
 
     def fromkeys(self, keys, default=None):
         return ParameterDict((k, default) for k in keys)

@@ -4,7 +4,7 @@ Registration (`__setattr__`, `register_*`), traversal (`named_*`), state dicts,
 train/eval, dtype conversion and forward hooks, with torch 2.13's names, defaults,
 reprs and error messages.
 """
-# ruff: noqa: TRY004 - torch raises ValueError/AttributeError/AssertionError on these type checks
+# (type checks raise ValueError/AttributeError/AssertionError, as torch does)
 import itertools
 import threading
 import warnings
@@ -593,7 +593,7 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for key, param in self._parameters.items():
+        for _key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():

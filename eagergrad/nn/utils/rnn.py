@@ -219,7 +219,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             [0., 1.]])
     """
     if not isinstance(sequences, Iterable):
-        raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "  # noqa: TRY004
+        raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
                            f"of type: {type(sequences)}")
     sequences = tuple(sequences)
     if padding_side not in ("left", "right"):

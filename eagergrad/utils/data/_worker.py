@@ -74,7 +74,7 @@ class ExceptionWrapper:
             raise self.exc_type(message=msg)
         try:
             exception = self.exc_type(msg)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a constructor that wants other args (torch's)
             raise RuntimeError(msg) from None
         raise exception
 
@@ -151,7 +151,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
         if init_fn is not None:
             init_fn(worker_id)
         fetcher = make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the user's init_fn/dataset: re-raised in the main thread
         init_exception = ExceptionWrapper(where=where)
     iteration_end = False
     while True:
@@ -161,7 +161,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
             iteration_end = False
             try:
                 fetcher = make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
-            except Exception:
+            except Exception:  # noqa: BLE001 - the user's dataset: re-raised in the main thread
                 init_exception = ExceptionWrapper(where=where)
             continue
         if r is None:
@@ -180,7 +180,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
                 else:
                     data = IterableStop(worker_id)
                     iteration_end = True
-            except Exception:
+            except Exception:  # noqa: BLE001 - the user's code: re-raised in the main thread
                 data = ExceptionWrapper(where=where)
         data_queue.put((idx, data))
         del data

@@ -266,7 +266,7 @@ class _SingleIter(_BaseIter):
 def _copy(dataset):
     try:
         return copy.copy(dataset)
-    except Exception:  # an uncopyable dataset: the workers share it
+    except Exception:  # noqa: BLE001 - an uncopyable dataset: the workers share it
         return dataset
 
 
