@@ -1,14 +1,23 @@
-"""The update math of the optimizers on raw arrays: per optimizer, the update of one
-parameter (`p, g, *states -> p, *states`), run over a whole param group's lists in one
-jitted program (torch's `foreach` shape: lists in, lists out).
+"""The update math of the optimizers on raw arrays, in the shape of torch's single-tensor
+functions: `_single_tensor_adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *,
+lr, beta1, ..., maximize, amsgrad, ...) -> (param, *states)`, the update of one parameter,
+run over a whole param group's lists in one jitted program (torch's `foreach` shape: lists
+in, lists out).
 
 Each update follows torch 2.13's single-tensor implementation op by op: every Python-float
 hyperparameter torch hands to a tensor op is rounded to the parameter's dtype where that op
 would round it, and the scalar math torch does in Python doubles (bias corrections, step
 sizes) is done in float64 here, from the float32 `step` as torch reads it with `.item()`.
-Hyperparameters are read by name (`h.lr`, `h.beta1`: the fields of each optimizer's
-NamedTuple, `AdamHyper`, ...); flags that torch branches on in Python are static. Complex
-parameters are updated through their real views, as torch's `view_as_real`.
+Hyperparameters are keyword arguments by torch's names, with the few values torch derives
+from them in Python (`one_minus_beta1`, ...: the kernel's `extra`); flags that torch
+branches on in Python are static keywords. Complex parameters are updated through their
+real views, as torch's `view_as_real`.
+
+Each kernel declares next to it the tensors its outputs are written back to, in torch's
+order, and the in-place ops torch's loop runs on each (`writes`: its version bumps, a
+number or a function of the flags, the ops named in a comment). One write-back applies them
+(`_write_back`): with `fused=True` only `step` is bumped (torch's fused kernels bump no
+other version), and a state absent before (SGD's first momentum buffer) becomes a new one.
 
 NOTE [optimizer kernels]: an optimizer's `step()` costs one jitted call per param group,
 whatever the number of its parameters, and a new model's first step one XLA compile per
@@ -16,26 +25,27 @@ whatever the number of its parameters, and a new model's first step one XLA comp
 
 * Keying. Per update (sgd, adam, ...) there is one jitted function per combination of its
   static flags (`Kernel._jits`, a handful of booleans: maximize, nesterov, amsgrad,
-  decoupled, weight_decay != 0, ...). jax keys that function's executables on the
-  structure and avals of its arguments, the list of per-parameter tuples (shapes, dtypes,
-  which states are None: SGD's momentum buffer before its first step) and the
+  decoupled_weight_decay, has_weight_decay, ...). jax keys that function's executables on
+  the structure and avals of its arguments, the list of per-parameter tuples (shapes,
+  dtypes, which states are None: SGD's momentum buffer before its first step) and the
   hyperparameter vector: one executable per group signature. Each jitted function is
   tracked by the global executable bound (`EXECUTABLES.track`, NOTE [executable cache]):
   one that has seen more group signatures than its limit is cleared, which bounds the
   memory of a process that builds model after model.
 * Hyperparameters are traced. Everything that may change from step to step (lr under a
   scheduler, betas and momentum under a cyclic one, weight_decay, eps, rho, the etas,
-  ...) goes in as one float64 vector (the NamedTuple's values, in its field order) and is
-  read by field name inside the trace (`_Reads`), never as a static argument or a cache
-  key: a scheduler changing lr every step compiles nothing. Only what changes the
-  program's structure is static; a flag like `weight_decay != 0`, or `small` (which side
-  of torch's lerp formula), compiles once per value.
+  ...) goes in as one float64 vector (the kernel's hyperparameter keywords, in signature
+  order), each keyword a `_Hyper` that reads its element inside the trace, never a static
+  argument or a cache key: a scheduler changing lr every step compiles nothing. Only what
+  changes the program's structure is static; a flag like `has_weight_decay`, or `small`
+  (which side of torch's lerp formula), compiles once per value.
 * Same numbers as one parameter's kernel alone. The elements of the list are
   independent, each the same expression as a kernel of its own, and XLA compiles each to
   the same code, bit for bit, as long as the expression's graph is the same: XLA:CPU
   contracts a * b + c into one fused multiply-add where the graph allows, so even a
   hyperparameter sliced once and shared by every read (instead of sliced at each read)
-  changed float32 scalars in the last bit. Hence `_Reads`.
+  changed float32 scalars in the last bit. Hence `_Hyper` slices at each use, and the
+  values torch derives in Python (1 - lr * weight_decay) come in computed, not traced.
 * Large groups. Compile time grows with the program (~15 ms per parameter, against
   ~100 ms for a small program of its own), so a group of more than ONE_CALL parameters
   in which shapes repeat runs in chunks of one parameter per shape (`_chunked`): a model
@@ -49,7 +59,7 @@ whatever the number of its parameters, and a new model's first step one XLA comp
   device (`filled`): jnp.zeros/jnp.full, and even jnp.asarray of a numpy array, compile
   a program per new shape.
 """
-from typing import NamedTuple
+import inspect
 
 import jax
 import jax.numpy as jnp
@@ -57,7 +67,8 @@ import numpy as np
 
 from .._cache import EXECUTABLES
 from ..creation import _finish
-from .optimizer import _scalar_dtype
+from ..tensor import _make
+from .optimizer import _put, _scalar_dtype
 
 
 def filled(shape, value, dtype):
@@ -153,75 +164,135 @@ def _first_bad(arrays, checks):
     return None
 
 
-class _Reads:
-    """The traced hyperparameter vector read by name: `h.lr` is `hv[index["lr"]]`, sliced
-    at each read, as a per-parameter kernel read `h[0]` (NOTE [optimizer kernels]: one
-    slice shared by every read compiles to other code, whose float32 scalars may differ
+class _Hyper:
+    """A traced hyperparameter, element `i` of the float64 vector `hv`, sliced anew at each
+    use in an expression, as a kernel reading `h[i]` at each use (NOTE [optimizer kernels]:
+    one slice shared by every use compiles to other code, whose float32 scalars may differ
     in the last bit)."""
 
-    __slots__ = ("_index", "_hv")
+    __slots__ = ("_hv", "_i")
 
-    def __init__(self, index, hv):
-        self._index, self._hv = index, hv
+    def __init__(self, hv, i):
+        self._hv, self._i = hv, i
 
-    def __getattr__(self, name):
-        try:
-            return self._hv[self._index[name]]
-        except KeyError:
-            raise AttributeError(name) from None
+    def _v(self):
+        return self._hv[self._i]
+
+    def astype(self, dtype):
+        return self._v().astype(dtype)
+
+    def __neg__(self):
+        return -self._v()
+
+    def __add__(self, o):
+        return self._v() + o
+
+    def __radd__(self, o):
+        return o + self._v()
+
+    def __sub__(self, o):
+        return self._v() - o
+
+    def __rsub__(self, o):
+        return o - self._v()
+
+    def __mul__(self, o):
+        return self._v() * o
+
+    def __rmul__(self, o):
+        return o * self._v()
+
+    def __truediv__(self, o):
+        return self._v() / o
+
+    def __rtruediv__(self, o):
+        return o / self._v()
+
+    def __pow__(self, o):
+        return self._v() ** o
+
+    def __rpow__(self, o):
+        return o ** self._v()
 
 
 class Kernel:
-    """An optimizer's update of one parameter, `fn(p, g, *states, h=Hyper, **flags) ->
-    (p, *states)` on real arrays, run over a param group by `foreach` (NOTE [optimizer
-    kernels]). `hyper` is the NamedTuple class of its hyperparameters; `checks` the state
-    checks of `_check_states`; `flags` the names of its static flags, all booleans."""
+    """An optimizer's update of one parameter in torch's single-tensor shape, `fn(param,
+    grad, *states, *, <hyperparameters>, <flags>) -> (param, *states)` on real arrays, run
+    over a param group by `foreach` (NOTE [optimizer kernels]). `flags` names its static
+    keywords (booleans), its other keywords are traced hyperparameters; `extra(**hypers)`
+    gives the ones torch derives in Python; `checks` lists (state, kind) for
+    `_check_states`; `writes` (tensor, in-place ops) for `_write_back`, in torch's order."""
 
-    def __init__(self, fn, hyper, checks, flags):
-        self.fn, self.Hyper, self.checks, self.flags = fn, hyper, checks, flags
+    def __init__(self, fn, flags, writes, checks, extra):
+        sig = inspect.signature(fn).parameters.values()
+        self.args = tuple(a.name for a in sig if a.kind is a.POSITIONAL_OR_KEYWORD)
+        keywords = [a.name for a in sig if a.kind is a.KEYWORD_ONLY]
+        assert set(flags) <= set(keywords), (fn.__name__, flags)
+        self.fn, self.flags, self.extra = fn, tuple(flags), extra
+        self.hypers = tuple(n for n in keywords if n not in self.flags)
+        self.given = set(self.flags + self.hypers) | (set() if extra is None else {
+            a.name for a in inspect.signature(extra).parameters.values()
+            if a.kind is a.POSITIONAL_OR_KEYWORD})
+        self.writes = tuple((self.args.index(name), name, ops) for name, ops in writes)
+        self.checks = tuple((self.args.index(name), kind) for name, kind in checks)
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
         self._jits = {}  # tuple of the flags' values -> the group's tracked jitted function
+        self._plans = {}  # (the flags' values, fused) -> the write-back of `_write_back`
 
-    def one(self, arrays, h, **flags):
+    def one(self, arrays, hypers, **flags):
         """One parameter's update, arrays of the original dtypes in and out (traced)."""
         _check_states(arrays, self.checks)
-        out = self.fn(*[_real(a) for a in arrays], h=h, **flags)
+        out = self.fn(*[_real(a) for a in arrays], **hypers, **flags)
         return tuple(None if o is None else _back(o, arrays[0]) if o.ndim else o
                      for o in out)
 
-    def _jitted(self, flags):
-        key = tuple(bool(flags[n]) for n in self.flags)
+    def _jitted(self, key):
         f = self._jits.get(key)
         if f is None:
-            if len(flags) != len(self.flags):
-                raise TypeError(f"{self.__name__}: flags {sorted(flags)}, expected "
-                                f"{list(self.flags)}")
             statics = dict(zip(self.flags, key))
-            index = {name: i for i, name in enumerate(self.Hyper._fields)}
 
             def run(arrays, hv):
-                h = _Reads(index, hv)
-                return [self.one(a, h, **statics) for a in arrays]
+                hypers = {name: _Hyper(hv, i) for i, name in enumerate(self.hypers)}
+                return [self.one(a, hypers, **statics) for a in arrays]
 
-            run.__name__ = run.__qualname__ = self.__name__  # ("Compiling jit(adam)")
+            run.__name__ = run.__qualname__ = self.__name__  # ("Compiling jit(...)")
             f = self._jits[key] = EXECUTABLES.track(jax.jit(run))
         return f
 
-    def foreach(self, params, item, write, h, **flags):
+    def _plan(self, key, fused):
+        """(argument index, output index, name, version bumps) per declared write."""
+        plan = self._plans.get((key, fused))
+        if plan is None:
+            flags, plan = dict(zip(self.flags, key)), []
+            for i, name, ops in self.writes:
+                n = ops(flags) if callable(ops) else ops
+                plan.append((i, max(i - 1, 0), name, n if name == "step" or not fused else 0))
+            self._plans[(key, fused)] = plan
+        return plan
+
+    def foreach(self, params, item, state, *, fused=False, **kw):
         """Update `params`, a group's parameters with a grad, in order: `item(p)` gives
         the tensors the update reads, `(p, p.grad, *states)` in the order of `fn`'s
-        arguments (None for an absent state); `write(p, tensors, out)` writes `fn`'s
-        outputs back in place (with torch's version bumps). `h` is a `Hyper`; `flags` the
-        static flags. One jitted call for the group, more for a large one or when a
-        tensor it writes is met again (NOTE [optimizer kernels])."""
-        f = self._jitted(flags)
-        hv = np.array(h, np.float64)
+        arguments (None for an absent state); `state` is the optimizer's state (a new
+        state is put in `state[p]`); `kw` the hyperparameters (torch's, `extra` adds the
+        derived ones) and the static flags. One jitted call for the group, more for a large
+        one or when a tensor it writes is met again (NOTE [optimizer kernels])."""
+        unexpected = sorted(set(kw) - self.given)
+        flags = {n: kw.pop(n) for n in self.flags if n in kw}
+        if self.extra is not None:
+            kw.update(self.extra(**kw))
+        missing = [n for n in self.flags + self.hypers if n not in flags and n not in kw]
+        if missing or unexpected:
+            raise TypeError(f"{self.__name__}: missing {missing}, unexpected {unexpected}")
+        key = tuple(bool(flags[n]) for n in self.flags)
+        f, plan = self._jitted(key), self._plan(key, bool(fused))
+        hv = np.array([kw[n] for n in self.hypers], np.float64)
         run, written, read = [], set(), set()
         for p in params:
             ts = item(p)
             w, r = _storages(ts)
             if run and (not w.isdisjoint(written) or not w.isdisjoint(read) or r in written):
-                self._call(f, run, hv, write)
+                self._call(f, run, hv, plan, state)
                 run, written, read = [], set(), set()
                 ts = item(p)  # (a state the call has just made)
                 w, r = _storages(ts)
@@ -229,9 +300,9 @@ class Kernel:
             written |= w
             read.add(r)
         if run:
-            self._call(f, run, hv, write)
+            self._call(f, run, hv, plan, state)
 
-    def _call(self, f, run, hv, write):
+    def _call(self, f, run, hv, plan, state):
         arrays = [tuple(None if t is None else t._value for t in ts) for _, ts in run]
         try:
             outs = _chunked(f, run, arrays, hv)
@@ -242,10 +313,25 @@ class Kernel:
             # a state that does not fit: torch's loop has updated the parameters before it
             i, err = bad
             for (p, ts), out in zip(run, _chunked(f, run, arrays[:i], hv) if i else ()):
-                write(p, ts, out)
+                _write_back(plan, state, p, ts, out)
             raise err from None
         for (p, ts), out in zip(run, outs):
-            write(p, ts, out)
+            _write_back(plan, state, p, ts, out)
+
+
+def _write_back(plan, state, p, ts, out):
+    """Write one parameter's outputs into its tensors `ts` in place, in the kernel's
+    declared order, each counting its declared in-place ops (`_put`); an output for a state
+    absent before (SGD's first momentum buffer, torch's grad.clone()) becomes a new tensor
+    of `state[p]`."""
+    for i, o, name, bumps in plan:
+        new = out[o]
+        if new is None:
+            continue
+        if ts[i] is None:
+            state[p][name] = _make(new)
+        else:
+            _put(ts[i], new, bumps)
 
 
 def _storages(ts):
@@ -286,277 +372,279 @@ def _chunked(f, run, arrays, hv):
     return outs
 
 
-def _kernel(hyper, checks=(), flags=()):
-    return lambda fn: Kernel(fn, hyper, checks, flags)
+def _kernel(flags, writes, checks=(), extra=None):
+    return lambda fn: Kernel(fn, flags, writes, checks, extra)
+
+
+def _decoupled(f):
+    return f["has_weight_decay"] and f["decoupled_weight_decay"]
 
 
 # ---- the updates ---------------------------------------------------------------------
-class SGDHyper(NamedTuple):
-    neg_lr: float               # -lr
-    weight_decay: float
-    momentum: float
-    one_minus_dampening: float  # 1 - dampening
+# `writes`: per tensor, in torch's order, the in-place ops torch's single-tensor loop runs
+# on it (its version bumps: a number, or a function of the flags' dict); a None state
+# (amsgrad off, ...) is not written.
+@_kernel(flags=("maximize", "has_weight_decay", "has_momentum", "nesterov"),
+         extra=lambda lr, dampening, **_: dict(neg_lr=-lr, one_minus_dampening=1 - dampening),
+         checks=(("momentum_buffer", "a"),),
+         writes=(("momentum_buffer", 2),  # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                 ("param", 1)))           # param.add_(grad, alpha=-lr)
+def _single_tensor_sgd(param, grad, momentum_buffer, *, neg_lr, weight_decay, momentum,
+                       one_minus_dampening, maximize, has_weight_decay, has_momentum,
+                       nesterov):
+    """momentum_buffer is None on a parameter's first step with momentum (torch's buffer
+    starts as a clone of the gradient, a new state)."""
+    s = lambda x: x.astype(param.dtype)
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    buf = momentum_buffer
+    if has_momentum:
+        buf = grad if buf is None else buf * s(momentum) + s(one_minus_dampening) * grad
+        grad = grad + s(momentum) * buf if nesterov else buf
+    return param + s(neg_lr) * grad, buf
 
 
-@_kernel(SGDHyper, ((2, "a"),), ("maximize", "weight_decay", "momentum", "nesterov"))
-def sgd(p, g, buf, *, h, maximize, weight_decay, momentum, nesterov):
-    """buf is None on a parameter's first step with momentum (torch's buffer starts as a
-    clone of the gradient)."""
-    s = lambda x: x.astype(p.dtype)
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
-    if momentum:
-        buf = g if buf is None else buf * s(h.momentum) + s(h.one_minus_dampening) * g
-        g = g + s(h.momentum) * buf if nesterov else buf
-    return p + s(h.neg_lr) * g, buf
+def _adam_extra(lr, beta1, beta2, weight_decay, **_):
+    """The Adams' values torch computes in Python (AdamW's factor 1 - lr * weight_decay)."""
+    return dict(one_minus_beta1=1 - beta1, one_minus_beta2=1 - beta2,
+                one_minus_lr_wd=1 - lr * weight_decay)
 
 
-class AdamHyper(NamedTuple):
-    lr: float
-    beta1: float
-    beta2: float
-    eps: float
-    weight_decay: float
-    one_minus_beta1: float
-    one_minus_beta2: float
-    one_minus_lr_wd: float      # 1 - lr * weight_decay (AdamW's factor)
-
-
-@_kernel(AdamHyper, ((2, "a"), (3, "a"), (5, "i"), (4, "a")),
-         ("maximize", "weight_decay", "decoupled", "amsgrad", "small"))
-def adam(p, g, m, v, vmax, step, *, h, maximize, weight_decay, decoupled, amsgrad, small):
-    """decoupled (AdamW): p *= 1 - lr * wd first, else wd * p is added to the gradient."""
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay", "decoupled_weight_decay", "amsgrad", "small"),
+         extra=_adam_extra,
+         checks=(("exp_avg", "a"), ("exp_avg_sq", "a"), ("step", "i"), ("max_exp_avg_sq", "a")),
+         writes=(("step", 1),            # step_t += 1
+                 ("exp_avg", 1),         # exp_avg.lerp_(grad, 1 - beta1)
+                 ("exp_avg_sq", 2),      # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+                 ("max_exp_avg_sq", 1),  # torch.maximum(..., out=max_exp_avg_sq)
+                 # (AdamW: param.mul_(1 - lr * weight_decay)), param.addcdiv_(exp_avg, ...)
+                 ("param", lambda f: 1 + _decoupled(f))))
+def _single_tensor_adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1,
+                        beta2, eps, weight_decay, one_minus_beta1, one_minus_beta2,
+                        one_minus_lr_wd, maximize, has_weight_decay, decoupled_weight_decay,
+                        amsgrad, small):
+    """decoupled_weight_decay (AdamW): param *= 1 - lr * weight_decay first, else
+    weight_decay * param is added to the gradient."""
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay and decoupled:
-        p = p * s(h.one_minus_lr_wd)
-    elif weight_decay:
-        g = g + s(h.weight_decay) * p
-    m = _lerp(m, g, s(h.one_minus_beta1), small)
-    v = v * s(h.beta2) + s(h.one_minus_beta2) * g * g
+    grad = -grad if maximize else grad
+    if has_weight_decay and decoupled_weight_decay:
+        param = param * s(one_minus_lr_wd)
+    elif has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    exp_avg = _lerp(exp_avg, grad, s(one_minus_beta1), small)
+    exp_avg_sq = exp_avg_sq * s(beta2) + s(one_minus_beta2) * grad * grad
     n = step.astype(jnp.float64)
-    step_size = h.lr / (1 - h.beta1 ** n)
-    bc2_sqrt = jnp.sqrt(1 - h.beta2 ** n)
+    step_size = lr / (1 - beta1 ** n)
+    bias_correction2_sqrt = jnp.sqrt(1 - beta2 ** n)
     if amsgrad:
-        vmax = jnp.maximum(vmax, v)
-    denom = jnp.sqrt(vmax if amsgrad else v) / s(bc2_sqrt) + s(h.eps)
-    return p + s(-step_size) * m / denom, m, v, vmax, step
+        max_exp_avg_sq = jnp.maximum(max_exp_avg_sq, exp_avg_sq)
+    denom = (jnp.sqrt(max_exp_avg_sq if amsgrad else exp_avg_sq) / s(bias_correction2_sqrt)
+             + s(eps))
+    return (param + s(-step_size) * exp_avg / denom, exp_avg, exp_avg_sq, max_exp_avg_sq,
+            step)
 
 
-class RMSpropHyper(NamedTuple):
-    lr: float
-    alpha: float
-    eps: float
-    weight_decay: float
-    momentum: float
-    one_minus_alpha: float
-
-
-@_kernel(RMSpropHyper, ((2, "a"), (3, "a"), (4, "a")),
-         ("maximize", "weight_decay", "centered", "momentum", "small"))
-def rmsprop(p, g, sq, gavg, buf, step, *, h, maximize, weight_decay, centered, momentum,
-            small):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay", "centered", "has_momentum", "small"),
+         extra=lambda alpha, **_: dict(one_minus_alpha=1 - alpha),
+         checks=(("square_avg", "a"), ("grad_avg", "a"), ("momentum_buffer", "a")),
+         writes=(("step", 1),             # step += 1
+                 ("square_avg", 2),       # square_avg.mul_(alpha).addcmul_(grad, grad, ...)
+                 ("grad_avg", 1),         # grad_avg.lerp_(grad, 1 - alpha)
+                 ("momentum_buffer", 2),  # buf.mul_(momentum).addcdiv_(grad, avg)
+                 ("param", 1)))           # param.add_(buf, ...) or param.addcdiv_(grad, avg, ...)
+def _single_tensor_rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, step, *, lr,
+                           alpha, eps, weight_decay, momentum, one_minus_alpha, maximize,
+                           has_weight_decay, centered, has_momentum, small):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
-    sq = sq * s(h.alpha) + s(h.one_minus_alpha) * g * g
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    square_avg = square_avg * s(alpha) + s(one_minus_alpha) * grad * grad
     if centered:
-        gavg = _lerp(gavg, g, s(h.one_minus_alpha), small)
-        avg = jnp.sqrt(sq - gavg * gavg)  # addcmul(gavg, gavg, value=-1)
+        grad_avg = _lerp(grad_avg, grad, s(one_minus_alpha), small)
+        avg = jnp.sqrt(square_avg - grad_avg * grad_avg)  # addcmul(grad_avg, grad_avg, value=-1)
     else:
-        avg = jnp.sqrt(sq)
-    avg = avg + s(h.eps)
-    if momentum:
-        buf = buf * s(h.momentum) + g / avg
-        p = p + s(-h.lr) * buf
+        avg = jnp.sqrt(square_avg)
+    avg = avg + s(eps)
+    buf = momentum_buffer
+    if has_momentum:
+        buf = buf * s(momentum) + grad / avg
+        param = param + s(-lr) * buf
     else:
-        p = p + s(-h.lr) * g / avg
-    return p, sq, gavg, buf, step
+        param = param + s(-lr) * grad / avg
+    return param, square_avg, grad_avg, buf, step
 
 
-class AdagradHyper(NamedTuple):
-    lr: float
-    lr_decay: float
-    eps: float
-    weight_decay: float
-
-
-@_kernel(AdagradHyper, ((3, "i"), (2, "a")), ("maximize", "weight_decay"))
-def adagrad(p, g, acc, step, *, h, maximize, weight_decay):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay"),
+         checks=(("step", "i"), ("state_sum", "a")),
+         writes=(("step", 1),       # step_t += 1
+                 ("state_sum", 1),  # state_sum.addcmul_(grad, grad, value=1)
+                 ("param", 1)))     # param.addcdiv_(grad, std, value=-clr)
+def _single_tensor_adagrad(param, grad, state_sum, step, *, lr, lr_decay, eps, weight_decay,
+                           maximize, has_weight_decay):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
-    clr = h.lr / (1 + (step.astype(jnp.float64) - 1) * h.lr_decay)
-    acc = acc + g * g
-    std = jnp.sqrt(acc) + s(h.eps)
-    return p + s(-clr) * g / std, acc, step
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    clr = lr / (1 + (step.astype(jnp.float64) - 1) * lr_decay)
+    state_sum = state_sum + grad * grad
+    std = jnp.sqrt(state_sum) + s(eps)
+    return param + s(-clr) * grad / std, state_sum, step
 
 
-class AdadeltaHyper(NamedTuple):
-    lr: float
-    rho: float
-    eps: float
-    weight_decay: float
-    one_minus_rho: float
-
-
-@_kernel(AdadeltaHyper, ((2, "a"), (3, "a")), ("maximize", "weight_decay"))
-def adadelta(p, g, sq, acc, step, *, h, maximize, weight_decay):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay"),
+         extra=lambda rho, **_: dict(one_minus_rho=1 - rho),
+         checks=(("square_avg", "a"), ("acc_delta", "a")),
+         writes=(("step", 1),        # step += 1
+                 ("square_avg", 2),  # square_avg.mul_(rho).addcmul_(grad, grad, ...)
+                 ("acc_delta", 2),   # acc_delta.mul_(rho).addcmul_(delta, delta, ...)
+                 ("param", 1)))      # param.add_(delta, alpha=-lr)
+def _single_tensor_adadelta(param, grad, square_avg, acc_delta, step, *, lr, rho, eps,
+                            weight_decay, one_minus_rho, maximize, has_weight_decay):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
-    sq = sq * s(h.rho) + s(h.one_minus_rho) * g * g
-    std = jnp.sqrt(sq + s(h.eps))
-    delta = jnp.sqrt(acc + s(h.eps)) / std * g
-    acc = acc * s(h.rho) + s(h.one_minus_rho) * delta * delta
-    return p + s(-h.lr) * delta, sq, acc, step
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    square_avg = square_avg * s(rho) + s(one_minus_rho) * grad * grad
+    std = jnp.sqrt(square_avg + s(eps))
+    delta = jnp.sqrt(acc_delta + s(eps)) / std * grad
+    acc_delta = acc_delta * s(rho) + s(one_minus_rho) * delta * delta
+    return param + s(-lr) * delta, square_avg, acc_delta, step
 
 
-class AdamaxHyper(NamedTuple):
-    lr: float
-    beta1: float
-    beta2: float
-    eps: float
-    weight_decay: float
-    one_minus_beta1: float
-
-
-@_kernel(AdamaxHyper, ((2, "a"), (3, "a"), (4, "i")), ("maximize", "weight_decay", "small"))
-def adamax(p, g, m, u, step, *, h, maximize, weight_decay, small):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay", "small"),
+         extra=lambda beta1, **_: dict(one_minus_beta1=1 - beta1),
+         checks=(("exp_avg", "a"), ("exp_inf", "a"), ("step", "i")),
+         writes=(("step", 1),     # step_t += 1
+                 ("exp_avg", 1),  # exp_avg.lerp_(grad, 1 - beta1)
+                 ("exp_inf", 2),  # torch.maximum(exp_inf.mul_(beta2), ..., out=exp_inf)
+                 ("param", 1)))   # param.addcdiv_(exp_avg, exp_inf, value=-clr)
+def _single_tensor_adamax(param, grad, exp_avg, exp_inf, step, *, lr, beta1, beta2, eps,
+                          weight_decay, one_minus_beta1, maximize, has_weight_decay, small):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
-    m = _lerp(m, g, s(h.one_minus_beta1), small)
-    u = jnp.maximum(u * s(h.beta2), jnp.abs(g) + s(h.eps))
-    clr = h.lr / (1 - h.beta1 ** step.astype(jnp.float64))
-    return p + s(-clr) * m / u, m, u, step
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    exp_avg = _lerp(exp_avg, grad, s(one_minus_beta1), small)
+    exp_inf = jnp.maximum(exp_inf * s(beta2), jnp.abs(grad) + s(eps))
+    clr = lr / (1 - beta1 ** step.astype(jnp.float64))
+    return param + s(-clr) * exp_avg / exp_inf, exp_avg, exp_inf, step
 
 
-class NAdamHyper(NamedTuple):
-    lr: float
-    beta1: float
-    beta2: float
-    eps: float
-    weight_decay: float
-    momentum_decay: float
-    one_minus_beta1: float
-    one_minus_beta2: float
-    one_minus_lr_wd: float      # 1 - lr * weight_decay (decoupled weight decay's factor)
-
-
-@_kernel(NAdamHyper, ((5, "i"), (2, "a"), (3, "a"), (4, "i")),
-         ("maximize", "weight_decay", "decoupled", "small"))
-def nadam(p, g, m, v, mu_product, step, *, h, maximize, weight_decay, decoupled, small):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay", "decoupled_weight_decay", "small"),
+         extra=_adam_extra,
+         checks=(("step", "i"), ("exp_avg", "a"), ("exp_avg_sq", "a"), ("mu_product", "i")),
+         writes=(("step", 1),        # step_t += 1
+                 ("mu_product", 1),  # mu_product *= mu
+                 ("exp_avg", 1),     # exp_avg.lerp_(grad, 1 - beta1)
+                 ("exp_avg_sq", 2),  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+                 # (param.mul_(1 - lr * wd)), param.addcdiv_(grad, ...), .addcdiv_(exp_avg, ...)
+                 ("param", lambda f: 2 + _decoupled(f))))
+def _single_tensor_nadam(param, grad, exp_avg, exp_avg_sq, mu_product, step, *, lr, beta1,
+                         beta2, eps, weight_decay, momentum_decay, one_minus_beta1,
+                         one_minus_beta2, one_minus_lr_wd, maximize, has_weight_decay,
+                         decoupled_weight_decay, small):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
     n = step.astype(jnp.float64)
-    g = -g if maximize else g
-    bc2 = 1 - h.beta2 ** n
-    if weight_decay and decoupled:
-        p = p * s(h.one_minus_lr_wd)
-    elif weight_decay:
-        g = g + s(h.weight_decay) * p
-    mu = h.beta1 * (1.0 - 0.5 * 0.96 ** (n * h.momentum_decay))
-    mu_next = h.beta1 * (1.0 - 0.5 * 0.96 ** ((n + 1) * h.momentum_decay))
+    grad = -grad if maximize else grad
+    bias_correction2 = 1 - beta2 ** n
+    if has_weight_decay and decoupled_weight_decay:
+        param = param * s(one_minus_lr_wd)
+    elif has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    mu = beta1 * (1.0 - 0.5 * 0.96 ** (n * momentum_decay))
+    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((n + 1) * momentum_decay))
     mu_product = mu_product * mu.astype(mu_product.dtype)
-    m = _lerp(m, g, s(h.one_minus_beta1), small)
-    v = v * s(h.beta2) + s(h.one_minus_beta2) * g * g
-    denom = jnp.sqrt(v / s(bc2)) + s(h.eps)
+    exp_avg = _lerp(exp_avg, grad, s(one_minus_beta1), small)
+    exp_avg_sq = exp_avg_sq * s(beta2) + s(one_minus_beta2) * grad * grad
+    denom = jnp.sqrt(exp_avg_sq / s(bias_correction2)) + s(eps)
     mp = mu_product.astype(jnp.float64)
-    p = p + s(-h.lr * (1.0 - mu) / (1.0 - mp)) * g / denom
-    p = p + s((-h.lr * mu_next) / (1.0 - mp * mu_next)) * m / denom
-    return p, m, v, mu_product, step
+    param = param + s(-lr * (1.0 - mu) / (1.0 - mp)) * grad / denom
+    param = param + s((-lr * mu_next) / (1.0 - mp * mu_next)) * exp_avg / denom
+    return param, exp_avg, exp_avg_sq, mu_product, step
 
 
-class RAdamHyper(NamedTuple):
-    lr: float
-    beta1: float
-    beta2: float
-    eps: float
-    weight_decay: float
-    one_minus_beta1: float
-    one_minus_beta2: float
-    one_minus_lr_wd: float      # 1 - lr * weight_decay (decoupled weight decay's factor)
-
-
-@_kernel(RAdamHyper, ((4, "i"), (2, "a"), (3, "a")),
-         ("maximize", "weight_decay", "decoupled", "small"))
-def radam(p, g, m, v, step, *, h, maximize, weight_decay, decoupled, small):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay", "decoupled_weight_decay", "small"),
+         extra=_adam_extra,
+         checks=(("step", "i"), ("exp_avg", "a"), ("exp_avg_sq", "a")),
+         writes=(("step", 1),        # step_t += 1
+                 ("exp_avg", 1),     # exp_avg.lerp_(grad, 1 - beta1)
+                 ("exp_avg_sq", 2),  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
+                 ("param", lambda f: 1 + _decoupled(f))))  # (param.mul_(...)), param.add_(...)
+def _single_tensor_radam(param, grad, exp_avg, exp_avg_sq, step, *, lr, beta1, beta2, eps,
+                         weight_decay, one_minus_beta1, one_minus_beta2, one_minus_lr_wd,
+                         maximize, has_weight_decay, decoupled_weight_decay, small):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
     n = step.astype(jnp.float64)
-    g = -g if maximize else g
-    if weight_decay and decoupled:
-        p = p * s(h.one_minus_lr_wd)
-    elif weight_decay:
-        g = g + s(h.weight_decay) * p
-    m = _lerp(m, g, s(h.one_minus_beta1), small)
-    v = v * s(h.beta2) + s(h.one_minus_beta2) * g * g
-    bc1 = 1 - h.beta1 ** n
-    bc2 = 1 - h.beta2 ** n
-    corrected = m / s(bc1)
-    rho_inf = 2 / (1 - h.beta2) - 1
-    rho_t = rho_inf - 2 * n * (h.beta2 ** n) / bc2
+    grad = -grad if maximize else grad
+    if has_weight_decay and decoupled_weight_decay:
+        param = param * s(one_minus_lr_wd)
+    elif has_weight_decay:
+        grad = grad + s(weight_decay) * param
+    exp_avg = _lerp(exp_avg, grad, s(one_minus_beta1), small)
+    exp_avg_sq = exp_avg_sq * s(beta2) + s(one_minus_beta2) * grad * grad
+    bias_correction1 = 1 - beta1 ** n
+    bias_correction2 = 1 - beta2 ** n
+    bias_corrected_exp_avg = exp_avg / s(bias_correction1)
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * n * (beta2 ** n) / bias_correction2
     # (torch branches on rho_t > 5 in Python; both sides are computed here)
     rect = jnp.sqrt(jnp.abs((rho_t - 4) * (rho_t - 2) * rho_inf
                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t)))
-    adaptive = 1 / (jnp.sqrt(v) + s(h.eps)) * s(jnp.sqrt(bc2))
-    scaled = corrected * s(h.lr)
-    return (jnp.where(rho_t > 5.0, p - scaled * adaptive * s(rect), p - scaled), m, v, step)
+    adaptive_lr = 1 / (jnp.sqrt(exp_avg_sq) + s(eps)) * s(jnp.sqrt(bias_correction2))
+    scaled = bias_corrected_exp_avg * s(lr)
+    return (jnp.where(rho_t > 5.0, param - scaled * adaptive_lr * s(rect), param - scaled),
+            exp_avg, exp_avg_sq, step)
 
 
-class RpropHyper(NamedTuple):
-    etaminus: float
-    etaplus: float
-    step_size_min: float
-    step_size_max: float
-
-
-@_kernel(RpropHyper, ((2, "b"), (3, "a")), ("maximize",))
-def rprop(p, g, prev, step_size, step, *, h, maximize):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize",),
+         checks=(("prev", "b"), ("step_size", "a")),
+         writes=(("step", 1),       # step += 1
+                 ("step_size", 2),  # step_size.mul_(sign).clamp_(step_size_min, ...)
+                 ("param", 1),      # param.addcmul_(grad.sign(), step_size, value=-1)
+                 ("prev", 1)))      # prev.copy_(grad)
+def _single_tensor_rprop(param, grad, prev, step_size, step, *, etaminus, etaplus,
+                         step_size_min, step_size_max, maximize):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    sign = jnp.sign(g * prev)
-    sign = jnp.where(sign > 0, s(h.etaplus), sign)  # sign[sign.gt(0)] = etaplus, ...
-    sign = jnp.where(sign < 0, s(h.etaminus), sign)
+    grad = -grad if maximize else grad
+    sign = jnp.sign(grad * prev)
+    sign = jnp.where(sign > 0, s(etaplus), sign)  # sign[sign.gt(0)] = etaplus, ...
+    sign = jnp.where(sign < 0, s(etaminus), sign)
     sign = jnp.where(sign == 0, jnp.ones_like(sign), sign)
-    step_size = jnp.clip(step_size * sign, s(h.step_size_min), s(h.step_size_max))
-    g = jnp.where(sign == s(h.etaminus), jnp.zeros_like(g), g)
-    return p - jnp.sign(g) * step_size, g, step_size, step
+    step_size = jnp.clip(step_size * sign, s(step_size_min), s(step_size_max))
+    grad = jnp.where(sign == s(etaminus), jnp.zeros_like(grad), grad)
+    return param - jnp.sign(grad) * step_size, grad, step_size, step
 
 
-class ASGDHyper(NamedTuple):
-    lr: float
-    lambd: float
-    alpha: float
-    t0: float
-    weight_decay: float
-
-
-@_kernel(ASGDHyper, ((3, "i"), (4, "i"), (2, "c"), (5, "i")), ("maximize", "weight_decay"))
-def asgd(p, g, ax, eta, mu, step, *, h, maximize, weight_decay):
-    s = lambda x: x.astype(p.dtype)
+@_kernel(flags=("maximize", "has_weight_decay"),
+         checks=(("eta", "i"), ("mu", "i"), ("ax", "c"), ("step", "i")),
+         writes=(("step", 1),   # step_t += 1
+                 ("param", 2),  # param.mul_(1 - lambd * eta), param.add_(grad, alpha=-eta)
+                 ("ax", 1),     # ax.add_(param.sub(ax).mul_(mu)) or ax.copy_(param)
+                 ("eta", 1),    # eta.copy_(new_eta)
+                 ("mu", 1)))    # mu.copy_(new_mu)
+def _single_tensor_asgd(param, grad, ax, eta, mu, step, *, lr, lambd, alpha, t0, weight_decay,
+                        maximize, has_weight_decay):
+    s = lambda x: x.astype(param.dtype)
     step = step + 1
-    g = -g if maximize else g
-    if weight_decay:
-        g = g + s(h.weight_decay) * p
+    grad = -grad if maximize else grad
+    if has_weight_decay:
+        grad = grad + s(weight_decay) * param
     eta_value = eta.astype(jnp.float64)
-    p = p * s(1 - h.lambd * eta_value)
-    p = p + s(-eta_value) * g
+    param = param * s(1 - lambd * eta_value)
+    param = param + s(-eta_value) * grad
     # (torch: ax.add_(param.sub(ax).mul_(mu)) if mu.item() != 1, else ax.copy_(param))
-    ax = jnp.where(mu != 1, ax + (p - ax) * s(mu), p)
+    ax = jnp.where(mu != 1, ax + (param - ax) * s(mu), param)
     n = step.astype(jnp.float64)
-    eta = (h.lr / ((1 + h.lambd * h.lr * n) ** h.alpha)).astype(eta.dtype)
-    mu = (1 / jnp.maximum(1.0, n - h.t0)).astype(mu.dtype)
-    return p, ax, eta, mu, step
+    eta = (lr / ((1 + lambd * lr * n) ** alpha)).astype(eta.dtype)
+    mu = (1 / jnp.maximum(1.0, n - t0)).astype(mu.dtype)
+    return param, ax, eta, mu, step

@@ -4,7 +4,6 @@ from .optimizer import (
     Optimizer,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -42,8 +41,6 @@ class Adadelta(Optimizer):
 
     def _update(self, group):
         rho, wd = _hyper(group["rho"]), _hyper(group["weight_decay"])
-        h = K.AdadeltaHyper(lr=_hyper(group["lr"]), rho=rho, eps=group["eps"], weight_decay=wd,
-                            one_minus_rho=1 - rho)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -61,12 +58,6 @@ class Adadelta(Optimizer):
             st = state[p]
             return p, p.grad, st["square_avg"], st["acc_delta"], st["step"]
 
-        def write(p, ts, out):
-            _, _, sq, acc, step = ts
-            _put(step, out[3])     # step += 1
-            _put(sq, out[1], 2)    # square_avg.mul_(rho).addcmul_(grad, grad, ...)
-            _put(acc, out[2], 2)   # acc_delta.mul_(rho).addcmul_(delta, delta, ...)
-            _put(p, out[0])        # param.add_(delta, alpha=-lr)
-
-        K.adadelta.foreach(params, item, write, h, maximize=group["maximize"],
-                           weight_decay=wd != 0)
+        K._single_tensor_adadelta.foreach(
+            params, item, state, lr=_hyper(group["lr"]), rho=rho, eps=group["eps"],
+            weight_decay=wd, maximize=group["maximize"], has_weight_decay=wd != 0)

@@ -6,7 +6,6 @@ from .optimizer import (
     _check_fused_foreach,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
 )
 
@@ -48,9 +47,6 @@ class Adagrad(Optimizer):
 
     def _update(self, group):
         wd = _hyper(group["weight_decay"])
-        h = K.AdagradHyper(lr=_hyper(group["lr"]), lr_decay=group["lr_decay"],
-                           eps=group["eps"], weight_decay=wd)
-        f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -61,14 +57,10 @@ class Adagrad(Optimizer):
             st = state[p]
             return p, p.grad, st["sum"], st["step"]
 
-        def write(p, ts, out):
-            _, _, acc, step = ts
-            _put(step, out[2])    # step_t += 1
-            _put(acc, out[1], f)  # state_sum.addcmul_(grad, grad, value=1)
-            _put(p, out[0], f)    # param.addcdiv_(grad, std, value=-clr)
-
-        K.adagrad.foreach(params, item, write, h, maximize=group["maximize"],
-                          weight_decay=wd != 0)
+        K._single_tensor_adagrad.foreach(
+            params, item, state, fused=group["fused"], lr=_hyper(group["lr"]),
+            lr_decay=group["lr_decay"], eps=group["eps"], weight_decay=wd,
+            maximize=group["maximize"], has_weight_decay=wd != 0)
 
 
 def _init_state(state, group, p):

@@ -7,7 +7,6 @@ from .optimizer import (
     _check_fused_foreach,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
 )
 
@@ -76,10 +75,6 @@ class Adam(Optimizer):
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
         decoupled, amsgrad = group["decoupled_weight_decay"], group["amsgrad"]
-        h = K.AdamHyper(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=wd,
-                        one_minus_beta1=1 - beta1, one_minus_beta2=1 - beta2,
-                        one_minus_lr_wd=1 - lr * wd)
-        f = not group["fused"]  # (torch's fused kernel bumps no version but step's)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -98,19 +93,11 @@ class Adam(Optimizer):
             return (p, p.grad, st["exp_avg"], st["exp_avg_sq"],
                     st["max_exp_avg_sq"] if amsgrad else None, st["step"])
 
-        def write(p, ts, out):
-            _, _, m, v, vmax, step = ts
-            _put(step, out[4])        # step_t += 1
-            _put(m, out[1], f)        # exp_avg.lerp_(grad, 1 - beta1)
-            _put(v, out[2], 2 * f)    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
-            if amsgrad:
-                _put(vmax, out[3], f)  # torch.maximum(..., out=max_exp_avg_sq)
-            # (AdamW: param.mul_(1 - lr * wd)), param.addcdiv_(exp_avg, denom, ...)
-            _put(p, out[0], f * (2 if wd != 0 and decoupled else 1))
-
-        K.adam.foreach(params, item, write, h, maximize=group["maximize"],
-                       weight_decay=wd != 0, decoupled=decoupled, amsgrad=amsgrad,
-                       small=abs(1 - beta1) < 0.5)
+        K._single_tensor_adam.foreach(
+            params, item, state, fused=group["fused"], lr=lr, beta1=beta1, beta2=beta2,
+            eps=group["eps"], weight_decay=wd, maximize=group["maximize"],
+            has_weight_decay=wd != 0, decoupled_weight_decay=decoupled, amsgrad=amsgrad,
+            small=abs(1 - beta1) < 0.5)
 
 
 class AdamW(Adam):

@@ -5,7 +5,6 @@ from .optimizer import (
     _check_capturable,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -45,8 +44,6 @@ class Adamax(Optimizer):
     def _update(self, group):
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
-        h = K.AdamaxHyper(lr=_hyper(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
-                          weight_decay=wd, one_minus_beta1=1 - beta1)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -62,12 +59,7 @@ class Adamax(Optimizer):
             st = state[p]
             return p, p.grad, st["exp_avg"], st["exp_inf"], st["step"]
 
-        def write(p, ts, out):
-            _, _, m, u, step = ts
-            _put(step, out[3])   # step_t += 1
-            _put(m, out[1])      # exp_avg.lerp_(grad, 1 - beta1)
-            _put(u, out[2], 2)   # torch.maximum(exp_inf.mul_(beta2), ..., out=exp_inf)
-            _put(p, out[0])      # param.addcdiv_(exp_avg, exp_inf, value=-clr)
-
-        K.adamax.foreach(params, item, write, h, maximize=group["maximize"],
-                         weight_decay=wd != 0, small=abs(1 - beta1) < 0.5)
+        K._single_tensor_adamax.foreach(
+            params, item, state, lr=_hyper(group["lr"]), beta1=beta1, beta2=beta2,
+            eps=group["eps"], weight_decay=wd, maximize=group["maximize"],
+            has_weight_decay=wd != 0, small=abs(1 - beta1) < 0.5)

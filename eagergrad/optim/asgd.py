@@ -4,7 +4,6 @@ from .optimizer import (
     Optimizer,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -44,8 +43,6 @@ class ASGD(Optimizer):
 
     def _update(self, group):
         lr, wd = _hyper(group["lr"]), _hyper(group["weight_decay"])
-        h = K.ASGDHyper(lr=lr, lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
-                        weight_decay=wd)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -64,13 +61,7 @@ class ASGD(Optimizer):
             st = state[p]
             return p, p.grad, st["ax"], st["eta"], st["mu"], st["step"]
 
-        def write(p, ts, out):
-            _, _, ax, eta, mu, step = ts
-            _put(step, out[4])   # step_t += 1
-            _put(p, out[0], 2)   # param.mul_(1 - lambd * eta), param.add_(grad, ...)
-            _put(ax, out[1])     # ax.add_(...) or ax.copy_(param)
-            _put(eta, out[2])    # eta.copy_(new_eta)
-            _put(mu, out[3])     # mu.copy_(new_mu)
-
-        K.asgd.foreach(params, item, write, h, maximize=group["maximize"],
-                       weight_decay=wd != 0)
+        K._single_tensor_asgd.foreach(
+            params, item, state, lr=lr, lambd=group["lambd"], alpha=group["alpha"],
+            t0=group["t0"], weight_decay=wd, maximize=group["maximize"],
+            has_weight_decay=wd != 0)

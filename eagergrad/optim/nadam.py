@@ -4,7 +4,6 @@ from .optimizer import (
     Optimizer,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -48,9 +47,6 @@ class NAdam(Optimizer):
         lr = _hyper(group["lr"])
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
-        h = K.NAdamHyper(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=wd,
-                         momentum_decay=group["momentum_decay"], one_minus_beta1=1 - beta1,
-                         one_minus_beta2=1 - beta2, one_minus_lr_wd=1 - lr * wd)
         decoupled = bool(group["decoupled_weight_decay"])
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
@@ -70,14 +66,8 @@ class NAdam(Optimizer):
             st = state[p]
             return p, p.grad, st["exp_avg"], st["exp_avg_sq"], st["mu_product"], st["step"]
 
-        def write(p, ts, out):
-            _, _, m, v, mu_product, step = ts
-            _put(step, out[4])        # step_t += 1
-            _put(mu_product, out[3])  # mu_product *= mu
-            _put(m, out[1])           # exp_avg.lerp_(grad, 1 - beta1)
-            _put(v, out[2], 2)        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
-            # (param.mul_(1 - lr * wd)), param.addcdiv_(grad, ...), param.addcdiv_(exp_avg, ...)
-            _put(p, out[0], 3 if wd != 0 and decoupled else 2)
-
-        K.nadam.foreach(params, item, write, h, maximize=group["maximize"],
-                        weight_decay=wd != 0, decoupled=decoupled, small=abs(1 - beta1) < 0.5)
+        K._single_tensor_nadam.foreach(
+            params, item, state, lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"],
+            weight_decay=wd, momentum_decay=group["momentum_decay"],
+            maximize=group["maximize"], has_weight_decay=wd != 0,
+            decoupled_weight_decay=decoupled, small=abs(1 - beta1) < 0.5)

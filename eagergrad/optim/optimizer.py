@@ -1,8 +1,8 @@
 """Optimizer: param groups, per-parameter state, state_dict in torch's format, step hooks.
 
-Subclasses compute their updates with the jitted kernels of `_kernels.py` and write the
+Subclasses compute their updates with the jitted kernels of `_kernels.py`, which write the
 results into the parameters and state tensors in place (see `_put`), so versions bump as
-torch's in-place ops bump them.
+torch's in-place ops bump them (each kernel declares its counts).
 """
 import functools
 import warnings

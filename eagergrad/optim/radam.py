@@ -5,7 +5,6 @@ from .optimizer import (
     _check_capturable,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -49,9 +48,6 @@ class RAdam(Optimizer):
         lr = _hyper(group["lr"])
         beta1, beta2 = (_hyper(b) for b in group["betas"])
         wd = _hyper(group["weight_decay"])
-        h = K.RAdamHyper(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=wd,
-                         one_minus_beta1=1 - beta1, one_minus_beta2=1 - beta2,
-                         one_minus_lr_wd=1 - lr * wd)
         decoupled = bool(group["decoupled_weight_decay"])
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
@@ -68,12 +64,7 @@ class RAdam(Optimizer):
             st = state[p]
             return p, p.grad, st["exp_avg"], st["exp_avg_sq"], st["step"]
 
-        def write(p, ts, out):
-            _, _, m, v, step = ts
-            _put(step, out[3])   # step_t += 1
-            _put(m, out[1])      # exp_avg.lerp_(grad, 1 - beta1)
-            _put(v, out[2], 2)   # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, ...)
-            _put(p, out[0], 2 if wd != 0 and decoupled else 1)  # (mul_), add_
-
-        K.radam.foreach(params, item, write, h, maximize=group["maximize"],
-                        weight_decay=wd != 0, decoupled=decoupled, small=abs(1 - beta1) < 0.5)
+        K._single_tensor_radam.foreach(
+            params, item, state, lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"],
+            weight_decay=wd, maximize=group["maximize"], has_weight_decay=wd != 0,
+            decoupled_weight_decay=decoupled, small=abs(1 - beta1) < 0.5)

@@ -5,7 +5,6 @@ from .optimizer import (
     _check_capturable,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
 )
 
@@ -43,8 +42,6 @@ class RMSprop(Optimizer):
 
     def _update(self, group):
         alpha, mom, wd = (_hyper(group[k]) for k in ("alpha", "momentum", "weight_decay"))
-        h = K.RMSpropHyper(lr=_hyper(group["lr"]), alpha=alpha, eps=group["eps"],
-                           weight_decay=wd, momentum=mom, one_minus_alpha=1 - alpha)
         centered = bool(group["centered"])
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
@@ -65,16 +62,8 @@ class RMSprop(Optimizer):
             return (p, p.grad, st["square_avg"], st["grad_avg"] if centered else None,
                     st["momentum_buffer"] if mom > 0 else None, st["step"])
 
-        def write(p, ts, out):
-            _, _, sq, gavg, buf, step = ts
-            _put(step, out[4])       # step += 1
-            _put(sq, out[1], 2)      # square_avg.mul_(alpha).addcmul_(grad, grad, ...)
-            if centered:
-                _put(gavg, out[2])   # grad_avg.lerp_(grad, 1 - alpha)
-            if mom > 0:
-                _put(buf, out[3], 2)  # buf.mul_(momentum).addcdiv_(grad, avg)
-            _put(p, out[0])          # param.add_(buf, ...) or param.addcdiv_(grad, avg, ...)
-
-        K.rmsprop.foreach(params, item, write, h, maximize=group["maximize"],
-                          weight_decay=wd != 0, centered=centered, momentum=mom > 0,
-                          small=abs(1 - alpha) < 0.5)
+        K._single_tensor_rmsprop.foreach(
+            params, item, state, lr=_hyper(group["lr"]), alpha=alpha, eps=group["eps"],
+            weight_decay=wd, momentum=mom, maximize=group["maximize"],
+            has_weight_decay=wd != 0, centered=centered, has_momentum=mom > 0,
+            small=abs(1 - alpha) < 0.5)

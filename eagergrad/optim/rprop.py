@@ -5,7 +5,6 @@ from .optimizer import (
     _check_capturable,
     _check_hyper,
     _hyper,
-    _put,
     _set_group_defaults,
     _upgrade_step,
 )
@@ -45,8 +44,6 @@ class Rprop(Optimizer):
 
     def _update(self, group):
         (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
-        h = K.RpropHyper(etaminus=etaminus, etaplus=etaplus, step_size_min=lo,
-                         step_size_max=hi)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         for p in params:
@@ -64,11 +61,6 @@ class Rprop(Optimizer):
             st = state[p]
             return p, p.grad, st["prev"], st["step_size"], st["step"]
 
-        def write(p, ts, out):
-            _, _, prev, step_size, step = ts
-            _put(step, out[3])          # step += 1
-            _put(step_size, out[2], 2)  # step_size.mul_(sign).clamp_(...)
-            _put(p, out[0])             # param.addcmul_(grad.sign(), step_size, value=-1)
-            _put(prev, out[1])          # prev.copy_(grad)
-
-        K.rprop.foreach(params, item, write, h, maximize=group["maximize"])
+        K._single_tensor_rprop.foreach(
+            params, item, state, etaminus=etaminus, etaplus=etaplus, step_size_min=lo,
+            step_size_max=hi, maximize=group["maximize"])

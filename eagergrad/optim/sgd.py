@@ -1,7 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
-from ..tensor import _make
 from . import _kernels as K
-from .optimizer import Optimizer, _check_fused_foreach, _hyper, _put, _set_group_defaults
+from .optimizer import Optimizer, _check_fused_foreach, _hyper, _set_group_defaults
 
 __all__ = ["SGD"]
 
@@ -48,9 +47,6 @@ class SGD(Optimizer):
 
     def _update(self, group):
         wd, mom = _hyper(group["weight_decay"]), _hyper(group["momentum"])
-        h = K.SGDHyper(neg_lr=-_hyper(group["lr"]), weight_decay=wd, momentum=mom,
-                       one_minus_dampening=1 - group["dampening"])
-        f = not group["fused"]  # (torch's fused kernel bumps no version)
         params = [p for p in group["params"] if p.grad is not None]
         state = self.state
         # (torch gathers the buffers before the updates: a parameter listed twice starts
@@ -60,13 +56,8 @@ class SGD(Optimizer):
         def item(p):
             return p, p.grad, bufs.get(p)
 
-        def write(p, ts, out):
-            if mom != 0:
-                if ts[2] is None:  # (torch: grad.detach().clone(), a fresh tensor)
-                    state[p]["momentum_buffer"] = _make(out[1])
-                else:
-                    _put(ts[2], out[1], 2 * f)  # buf.mul_(momentum).add_(grad, ...)
-            _put(p, out[0], f)  # p.add_(grad, alpha=-lr)
-
-        K.sgd.foreach(params, item, write, h, maximize=group["maximize"],
-                      weight_decay=wd != 0, momentum=mom != 0, nesterov=group["nesterov"])
+        K._single_tensor_sgd.foreach(
+            params, item, state, fused=group["fused"], lr=_hyper(group["lr"]),
+            weight_decay=wd, momentum=mom, dampening=group["dampening"],
+            maximize=group["maximize"], has_weight_decay=wd != 0, has_momentum=mom != 0,
+            nesterov=group["nesterov"])
