@@ -1,4 +1,25 @@
-"""The thread-local grad-mode flags (engine/grad_mode.py has the context managers).
+"""Ambient state: the mode flags every op, factory and backward may read.
+
+One holder per piece of state (the context managers that change them live elsewhere):
+
+- `STATE` (thread-local): grad and inference mode. Set by engine/grad_mode.py; read by
+  every recording op (ops/), the engine, tensor.py, nn and func. NOTE [two flags].
+- `FUNC` (thread-local): the torch.func transforms active in this thread and the capture
+  of a top-level trace. Set by func/; read by tensor.py (.item(), bool()), creation.py,
+  ops/_table.py, ops/inplace.py, ops/batchnorm.py, engine/function.py, autograd/_api.py.
+- `CAPTURING`: how many threads have a `FUNC.capture` (func/_program.py counts; the hot
+  paths of ops, in-place ops and factories read `.n` before the thread-local).
+- `FWD`: forward-mode AD's dual level. Set by autograd/forward_ad.py; read by every op
+  (ops/_table.py, inplace.py, fill.py, index.py), tensor.py, the engine, saved tensors and
+  custom Functions.
+- `DONATING`: an in-place op under no_grad lending its buffer to its kernel. Set by
+  ops/inplace.py; read by ops/_table.py's call_op.
+- `ANOMALY` (process-wide, as torch's): anomaly mode. Set by engine/anomaly.py's
+  context managers; read by engine/graph.py, engine.py, function.py, ops/_table.py and
+  autograd/_api.py.
+
+Other ambient state stays with what owns it: the default dtype (_dtypes.py) and device
+(device.py), saved-tensor hooks (engine/saved.py), the RNG (creation.py).
 
 NOTE [two flags]: `STATE.enabled` is what is_grad_enabled() reports; `STATE.grad` is
 whether ops record history, i.e. `enabled and not inference` (torch's inference mode
@@ -31,3 +52,79 @@ def set_enabled(mode):
     inference mode."""
     STATE.enabled = mode
     STATE.grad = mode and not STATE.inference
+
+
+class _FuncLevels(threading.local):
+    """The torch.func transforms active in this thread, innermost last (objects of
+    func/_levels.py _Level, with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
+    .item()/bool() and random draws behave inside them; whether a value is vmapped).
+    capture: while a top-level transform traces its call, what the call touches outside
+    itself (func/_program.py _Capture: tensors requiring grad that recorded ops read,
+    storages written in place); None otherwise."""
+
+    def __init__(self):
+        self.levels = []
+        self.capture = None
+
+
+FUNC = _FuncLevels()
+
+
+class _Capturing:
+    """n: how many threads have a FUNC.capture now. The hot paths (every recorded op,
+    in-place op and factory) read this plain attribute first, not the thread-local's
+    (6 ns against 32); `enter`/`leave` change it under a lock, so it never under-counts
+    (a capturing thread that read 0 would skip its captures)."""
+    n = 0
+    _lock = threading.Lock()
+
+    def enter(self):
+        with self._lock:
+            self.n += 1
+
+    def leave(self):
+        with self._lock:
+            self.n -= 1
+
+
+CAPTURING = _Capturing()
+
+
+class _Forward:
+    """Forward-mode AD (autograd/forward_ad.py): `active` while a dual level is entered
+    (the one check ops make); a tangent is stored as `t._fw = (gen, tangent)` and is
+    stale once `gen` moved on (its level exited)."""
+    __slots__ = ("active", "gen", "level")
+
+    def __init__(self):
+        self.active, self.gen, self.level = False, 0, -1
+
+
+FWD = _Forward()
+
+
+class _DonatingThread(threading.local):
+    storage = None
+
+
+class _Donating:
+    """An in-place op under no_grad whose tensor holds the only reference to its array
+    lets its kernel reuse that buffer (ops/inplace.py). n: how many threads are in one
+    now (a cheap check for every op; a lost update only costs or skips a donation);
+    tl.storage: this thread's tensor's storage."""
+
+    def __init__(self):
+        self.n = 0
+        self.tl = _DonatingThread()
+
+
+DONATING = _Donating()
+
+
+class _Anomaly:
+    """Anomaly mode (engine/anomaly.py): process-wide, as torch's."""
+    enabled = False
+    check_nan = True
+
+
+ANOMALY = _Anomaly()

@@ -10,7 +10,9 @@ import numpy as np
 from . import _dtypes as D
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
-from .tensor import _NO_CUDA_LIBRARY, CAPTURING, FUNC, Tensor, _make
+from ._mode import CAPTURING, FUNC
+from .engine.grad_mode import no_grad
+from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -610,6 +612,18 @@ def randint_like(input, low, high=None, *, dtype=None, device=None, requires_gra
                    requires_grad=requires_grad)
 
 
+def _normal_fill(self, mean=0.0, std=1.0, *, generator=None):
+    """Tensor.normal_: `self` filled in place with draws from N(mean, std**2)."""
+    with no_grad():
+        return self.copy_(randn(self._shape, dtype=self.dtype, generator=generator) * std + mean)
+
+
+def _uniform_fill(self, a=0.0, b=1.0, *, generator=None):
+    """Tensor.uniform_: `self` filled in place with draws from U(a, b)."""
+    with no_grad():
+        return self.copy_(from_jax(_uniform(_next_key(generator), self._shape, self.dtype, a, b)))
+
+
 def _legacy_new(cls, *args, **kwargs):
     """The legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): default dtype."""
     return _legacy(D.get_default_dtype(), args, kwargs, any_tensor=True)
@@ -700,5 +714,47 @@ def _reduce_ex(self, proto):
     return (tensor, (np.asarray(self._value),), None)
 
 
-Tensor.__new__ = staticmethod(_legacy_new)
-Tensor.__reduce_ex__ = _reduce_ex
+_warned_tensor_type = []
+
+
+def set_default_tensor_type(t, /):
+    """Deprecated in torch 2.1: set the default dtype from a legacy floating tensor type
+    (class or name).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     set_default_tensor_type("torch.DoubleTensor")
+    >>> get_default_dtype()
+    torch.float64
+    >>> set_default_dtype(float32)
+    """
+    if not _warned_tensor_type:  # (torch warns once)
+        _warned_tensor_type.append(True)
+        import warnings
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        parts = t.split(".")
+        if parts[0] not in ("torch", "eagergrad"):
+            raise ModuleNotFoundError(f"No module named '{parts[0]}'")
+        space = CUDA_LEGACY_TYPES if parts[1:2] == ["cuda"] else LEGACY_TYPES
+        if parts[-1] not in space:
+            raise AttributeError(f"module '{'.'.join(parts[:-1])}' has no attribute "
+                                 f"'{parts[-1]}'")
+        t = space[parts[-1]]
+    if t not in LEGACY_TYPES.values() and t not in CUDA_LEGACY_TYPES.values():
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    from . import cuda
+    if t.is_cuda and not cuda.is_available():
+        raise TypeError(f"type torch.cuda.{t.__name__} not available. Torch not compiled with "
+                        "CUDA enabled.")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    D.set_default_dtype(t.dtype)
+
+
+# (torch's reports "torch"; its doctest runs as eagergrad's, in the package's namespace)
+set_default_tensor_type.__module__ = "eagergrad"

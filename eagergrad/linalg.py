@@ -1,5 +1,5 @@
 """torch.linalg: qr, householder_product, matrix_exp, solve and solve_triangular (ops of
-ops/linalg.py); the norms, vecdot, matmul, multi_dot and diagonal, composed from eagergrad
+ops/decomp.py); the norms, vecdot, matmul, multi_dot and diagonal, composed from eagergrad
 ops as ATen composes them (so the graphs are torch's: LinalgVectorNormBackward0,
 AmaxBackward0, MmBackward0, ...). Every other torch.linalg function raises
 NotImplementedError naming it.
@@ -11,6 +11,7 @@ tensor(5.)
 import math
 
 from . import _torch_names
+from .ops import decomp as _DC
 from .ops import linalg as _L
 from .ops import shape as _S
 from .ops.pointwise import mul as _mul
@@ -18,7 +19,7 @@ from .ops.reduce import amax as _amax
 from .ops.reduce import amin as _amin
 from .ops.reduce import sum as _sum
 from .ops.reduce import vector_norm
-from .tensor import _wrap_dim
+from ._shapes import wrap_dim as _wrap_dim
 
 __all__ = [
     "LinAlgError",
@@ -37,10 +38,10 @@ __all__ = [
 ]
 
 matmul = _L.matmul
-matrix_exp = _L.matrix_exp
-householder_product = _L.householder_product
-solve = _L.solve
-solve_triangular = _L.solve_triangular
+matrix_exp = _DC.matrix_exp
+householder_product = _DC.householder_product
+solve = _DC.solve
+solve_triangular = _DC.solve_triangular
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -54,7 +55,7 @@ def qr(A, mode="reduced", *, out=None):
     """
     if out is not None:
         raise _torch_names.missing("torch.linalg.qr(out=...)")
-    return _L._LinalgQr(_L._linalg_qr(A, mode))
+    return _DC._LinalgQr(_DC._linalg_qr(A, mode))
 
 
 class LinAlgError(RuntimeError):

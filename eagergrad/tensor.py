@@ -1,7 +1,5 @@
 """Tensor: a jax array (or a view of a storage) plus autograd metadata."""
 
-import threading
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,49 +8,14 @@ from jax.core import Tracer
 from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 
 from . import _dtypes as D
-from ._mode import STATE
+from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
+from ._shapes import wrap_dim as _wrap_dim
 from ._storage import Storage, VersionCounter, contiguous_strides, view_of, write_into
 from .size import Size
 from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
 
 _new = object.__new__
-
-
-class _FuncLevels(threading.local):
-    """The torch.func transforms active in this thread, innermost last (objects of
-    func/_levels.py _Level, with `.item(value, what)`, `.key(key)` and `.batched(value)`: how
-    .item()/bool() and random draws behave inside them; whether a value is vmapped).
-    capture: while a top-level transform traces its call, what the call touches outside
-    itself (func/_program.py _Capture: tensors requiring grad that recorded ops read,
-    storages written in place); None otherwise."""
-
-    def __init__(self):
-        self.levels = []
-        self.capture = None
-
-
-FUNC = _FuncLevels()
-
-
-class _Capturing:
-    """n: how many threads have a FUNC.capture now. The hot paths (every recorded op,
-    in-place op and factory) read this plain attribute first, not the thread-local's
-    (6 ns against 32); `enter`/`leave` change it under a lock, so it never under-counts
-    (a capturing thread that read 0 would skip its captures)."""
-    n = 0
-    _lock = threading.Lock()
-
-    def enter(self):
-        with self._lock:
-            self.n += 1
-
-    def leave(self):
-        with self._lock:
-            self.n -= 1
-
-
-CAPTURING = _Capturing()
 
 
 def _make(arr):
@@ -84,19 +47,6 @@ def _make_as(arr, meta):
     t._retains_grad = False
     t._hooks = t._post_acc_hooks = None
     return t
-
-
-class _Forward:
-    """Forward-mode AD (autograd/forward_ad.py): `active` while a dual level is entered
-    (the one check ops make); a tangent is stored as `t._fw = (gen, tangent)` and is
-    stale once `gen` moved on (its level exited)."""
-    __slots__ = ("active", "gen", "level")
-
-    def __init__(self):
-        self.active, self.gen, self.level = False, 0, -1
-
-
-FWD = _Forward()
 
 
 def _tangent(t):
@@ -392,7 +342,7 @@ class Tensor:
 
     def _sync_view(self):
         """Regenerate the grad_fn of a view whose base changed in place (torch's
-        VariableHooks::grad_fn); ops/views.py puts the real one here, with views."""
+        VariableHooks::grad_fn); _tensor_methods.py puts ops/views.py's here."""
 
     @property
     def requires_grad(self):
@@ -641,14 +591,6 @@ def _legacy_type_name(name):
     raise ValueError(f"invalid type: '{name}'")
 
 
-def _wrap_dim(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
-                         f" but got {dim})")
-    return dim % n
-
-
 def reset_grad(p, set_to_none=True):
     """What Module.zero_grad and Optimizer.zero_grad do to one parameter's .grad: drop it,
     or detach it from any graph and zero it in place."""
@@ -678,3 +620,24 @@ def typename(obj):
         module = obj.__class__.__module__ or ""
         qualname = obj.__class__.__qualname__
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+for _f in (is_tensor, numel, is_floating_point, is_complex):
+    _f.__module__ = "eagergrad"  # (torch's report "torch")
+del _f

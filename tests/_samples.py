@@ -747,7 +747,7 @@ SAMPLES.update({
         S(lambda m, x, i: x[i], C(3, 4), I([1, 2]), name="complex"),
     ],
     "index_put_acc": [S(lambda m, x, i: x[i], F(3, 4), I([2, 0, 2]), name="via double backward")],
-    # boolean masks (eagergrad/ops/index.py NOTE [masks]): reads on bucket-padded indices,
+    # boolean masks (eagergrad/ops/masks.py NOTE [masks]): reads on bucket-padded indices,
     # writes as a where (or, one value per selected element, a rank gather)
     "mask_index": [
         S(lambda m, x, c: x[c], F(3, 4), V(MASK, "bool"), name="bool mask"),

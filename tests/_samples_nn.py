@@ -119,7 +119,7 @@ SPECIAL = {
 }
 
 
-# ---- losses (ops/loss.py; appended here, merged into SAMPLES below) ----------------------
+# ---- losses (ops/loss.py, margin.py, ctc.py; appended here, merged into SAMPLES below) --
 def _nnf(m):
     return m.nn.functional
 

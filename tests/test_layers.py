@@ -10,13 +10,13 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 # lowest first; a module may import modules of its own layer or below, never above
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
-     "size", "device", "_repr", "cuda", "backends", "accelerator"],
+     "_shapes", "size", "device", "_repr", "cuda", "backends", "accelerator"],
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
     ["linalg", "nn", "optim", "utils", "serialization"],
     ["autograd", "func", "testing", "viz", "interop", "demo", "runner", "__main__",
-     "__init__"],
+     "_tensor_methods", "__init__"],
 ]
 
 

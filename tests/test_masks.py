@@ -1,4 +1,4 @@
-"""Boolean masks (eagergrad/ops/index.py NOTE [masks]), differentially against torch:
+"""Boolean masks (eagergrad/ops/masks.py NOTE [masks]), differentially against torch:
 writes (`x[mask] = v`, index_put_ with a mask) as a where with static shapes, reads
 (`x[mask]`, masks among other indices, masked_select, nonzero) on bucket-padded indices,
 their backward, and the point of it all: no XLA compile per distinct count.

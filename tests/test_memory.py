@@ -132,12 +132,12 @@ def test_long_training_loop_with_changing_shapes_keeps_rss_flat():
     assert len(engine._plans) <= engine._MAX_PLANS
     assert len(graph._sigs) <= graph._SIGS_MAX
     assert len(_storage._writers) <= _storage._WRITERS_MAX
-    from eagergrad.ops import _table, _args, index
+    from eagergrad.ops import _table, _args, index, masks
     from eagergrad import creation
     assert all(len(op._fwd) <= 256 and len(op.Node._jit_cache) <= 256
                for op in _table.OPS.values())
     assert len(_args._scalar_cache) <= 4097 and len(creation._consts) <= 64
-    assert len(index._masks) <= index._MASKS_MAX and len(index._jits) <= 1024
+    assert len(masks._masks) <= masks._MASKS_MAX and len(masks._jits) <= 1024
     assert len(index._bounds) <= 256
     """)
 

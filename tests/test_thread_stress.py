@@ -11,7 +11,7 @@ import torch
 import eagergrad as eg
 from eagergrad._cache import EXECUTABLES
 from eagergrad.engine import fused
-from eagergrad.tensor import CAPTURING
+from eagergrad._mode import CAPTURING
 
 ROUNDS = 12
 

@@ -1,17 +1,18 @@
 """torch.autograd.backward and torch.autograd.grad (and Tensor.backward)."""
 import jax
 
-from ..engine.anomaly import ANOMALY
+from .._mode import ANOMALY, FUNC, FWD
 from ..engine.engine import execute
 from ..creation import from_jax, ones_like, zeros_like
 from ..ops._args import as_t
 from ..ops.shape import stack
 from ..size import Size
-from ..tensor import FUNC, FWD, Tensor, _tangent
+from ..tensor import Tensor, _tangent
 from . import graph
 
 
 def _as_tuple(x):
+    # (not _shapes.as_tuple: None is no tensors, a GradientEdge one, any iterable a tuple)
     if x is None:
         return ()
     if isinstance(x, (Tensor, graph.GradientEdge)):
@@ -224,5 +225,4 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-_tensor_backward.__name__ = "backward"
-Tensor.backward = _tensor_backward
+_tensor_backward.__name__ = "backward"  # (Tensor.backward: _tensor_methods.py binds it)

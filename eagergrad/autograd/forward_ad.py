@@ -17,7 +17,8 @@ from typing import NamedTuple
 from ..engine.grad_mode import _Mode
 from ..ops._table import call_op
 from ..ops.shape import ALIAS, view
-from ..tensor import FWD, Tensor, _tangent
+from .._mode import FWD
+from ..tensor import Tensor, _tangent
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]

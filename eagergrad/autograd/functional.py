@@ -15,18 +15,11 @@ from ..engine.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..func._autograd import _over_autograd
 from ..func._levels import _jvp_level
 from ..ops.shape import stack
+from .._shapes import as_tuple as _as_tuple_nocheck
 from ..tensor import Tensor
 from ._api import grad as _grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
-
-
-def _as_tuple_nocheck(x):
-    if isinstance(x, tuple):
-        return x
-    if isinstance(x, list):
-        return tuple(x)
-    return (x,)
 
 
 def _as_tuple(inp, arg_name=None, fn_name=None):

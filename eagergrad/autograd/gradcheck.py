@@ -17,7 +17,8 @@ from .. import _dtypes as D
 from ..creation import rand, tensor, zeros_like
 from ..engine.function import Function
 from ..engine.fused import node_by_node
-from ..ops.pointwise import allclose
+from .._shapes import as_tuple as _as_tuple
+from ..ops.compare import allclose
 from ..ops.shape import imag, real
 from ..tensor import Tensor
 from . import forward_ad
@@ -151,14 +152,6 @@ def _random_like(o, rand, noncontiguous):
 
 
 # ---- the check ------------------------------------------------------------------------------
-def _as_tuple(x):
-    if isinstance(x, tuple):
-        return x
-    if isinstance(x, list):
-        return tuple(x)
-    return (x,)
-
-
 def _differentiable_outputs(x):
     return tuple(o for o in _as_tuple(x) if o.requires_grad)
 

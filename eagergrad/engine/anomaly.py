@@ -5,13 +5,7 @@ import functools
 import traceback
 import warnings
 
-
-class _State:
-    enabled = False
-    check_nan = True
-
-
-ANOMALY = _State()
+from .._mode import ANOMALY
 
 
 def record(node):

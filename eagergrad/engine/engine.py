@@ -14,12 +14,13 @@ import time
 
 from .._cache import EXECUTABLES
 from . import fused
-from .anomaly import ANOMALY, report as anomaly_report, run_checked
+from .._mode import ANOMALY, FWD
+from .anomaly import report as anomaly_report, run_checked
 from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _check_single, _hook_name, _validate
 from .hooks import HOOK_GENERATION
 from .saved import HOOKS
 from .grad_mode import get_state, restore_state, set_enabled
-from ..tensor import FWD, _make
+from ..tensor import _make
 
 
 def _needed(root, targets):

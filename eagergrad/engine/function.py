@@ -3,9 +3,10 @@ import functools
 
 from .graph import Node
 from .grad_mode import STATE, get_state, restore_state, set_enabled
-from .anomaly import ANOMALY, record as anomaly_record
+from .._mode import ANOMALY, CAPTURING, FUNC, FWD
+from .anomaly import record as anomaly_record
 from .saved import SavedTensor
-from ..tensor import CAPTURING, FUNC, FWD, IN_CUSTOM_FUNCTION, Tensor, _tangent, _zeros_meta
+from ..tensor import IN_CUSTOM_FUNCTION, Tensor, _tangent, _zeros_meta
 
 
 class FunctionCtx:

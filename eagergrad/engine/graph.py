@@ -11,10 +11,10 @@ import sys
 import threading
 import weakref
 
-from .._mode import STATE
+from .._mode import ANOMALY, STATE
 from ..size import can_broadcast_to, format_shape
 from ..tensor import Tensor, _zeros_meta
-from .anomaly import ANOMALY, record as anomaly_record
+from .anomaly import record as anomaly_record
 from .hooks import HOOK_GENERATION, RemovableHandle
 
 
@@ -293,6 +293,7 @@ def _check_single(hook, old, new):
 
 
 # ---- the engine's Tensor methods: where a tensor's gradient enters the graph, hooks ----
+# (bound on Tensor by _tensor_methods.py)
 
 def _edge(self):
     """The edge gradients for this tensor flow along: (grad_fn, output_nr), or the
@@ -387,8 +388,3 @@ def register_post_accumulate_grad_hook(self, hook):
     if self._post_acc_hooks is None:
         self._post_acc_hooks = {}
     return RemovableHandle(self._post_acc_hooks, hook)
-
-
-for _f in (_edge, _grad_accumulator, retain_grad, _attach_retain, register_hook,
-           register_post_accumulate_grad_hook):
-    setattr(Tensor, _f.__name__, _f)

@@ -2,8 +2,8 @@
 import re
 import threading
 
-from .._mode import STATE
-from ..tensor import FWD, Tensor, _make
+from .._mode import FWD, STATE
+from ..tensor import Tensor, _make
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "

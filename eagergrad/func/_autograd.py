@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._cache import EXECUTABLES
-from .._mode import STATE
+from .._mode import FUNC, STATE
 from ..engine.function import Function
 from ..engine.grad_mode import no_grad
-from ..tensor import FUNC, Tensor, _make
+from ..tensor import Tensor, _make
 from ._jax_transforms import _conj
 from ._program import _DERIVED, _Capture, _capturing, _Program
 from ._pytree import _flatten, _unflatten

@@ -3,7 +3,8 @@ at the transform's own level and jax's transform is applied to its jaxpr, built 
 jitted once per distinct jaxpr (_deferred); _Deferred runs the result."""
 import jax
 
-from ..tensor import FUNC, Tensor
+from .._mode import FUNC
+from ..tensor import Tensor
 from ._autograd import _autograd_over
 from ._program import _DEFERRED, _built, _captured_in, _Frame, _jaxpr_key, _resolve
 from ._trace import _reached, _trace_jaxpr, _undonated, _used

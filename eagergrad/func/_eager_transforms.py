@@ -8,11 +8,11 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .._mode import STATE
+from .._mode import FUNC, STATE
 from ..engine.grad_mode import no_grad
 from ..engine.saved import HOOKS, SavedTensor
 from ..size import Size
-from ..tensor import FUNC, Tensor, _make
+from ..tensor import Tensor, _make
 from ._autograd import (_CallRecord, _enclosed, _over_autograd, _tensor, _through_program,
                         _traced_once, _TransformOutput, _wrap)
 from ._deferred import _deferred

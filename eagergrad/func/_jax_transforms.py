@@ -15,6 +15,7 @@ from .._cache import EXECUTABLES, put_bounded
 
 
 def _conj(a):
+    # (of a jax array; _shapes.conj_scalar is a Python scalar's)
     return jnp.conj(a) if jnp.iscomplexobj(a) else a
 
 

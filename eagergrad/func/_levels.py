@@ -7,8 +7,7 @@ import jax
 import numpy as np
 from jax._src.interpreters.batching import BatchTracer
 
-from .._mode import STATE
-from ..tensor import FUNC
+from .._mode import FUNC, STATE
 from ._program import _concretize
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
 from .._cache import EXECUTABLES
-from ..tensor import CAPTURING, FUNC
+from .._mode import CAPTURING, FUNC
 from ._trace import _DYNAMIC, _current_trace, _reached, _trace_jaxpr, _undonated, _used
 
 # ---- programs and the caches of executables -----------------------------------------

@@ -9,7 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from ..ops.shape import cat
-from ..tensor import FUNC, Tensor
+from .._mode import FUNC
+from ..tensor import Tensor
 from ._autograd import _over_autograd, _tensor, _wrap
 from ._deferred import _deferred
 from ._jax_transforms import _chunks, _indices

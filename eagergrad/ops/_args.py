@@ -66,3 +66,10 @@ def promote(*ts):
 def float_of(dt):
     """The dtype a float-valued op computes in: integers and bool become the default."""
     return dt if dt.is_differentiable else D.get_default_dtype()
+
+
+def result_type(a, b):
+    return promote(as_t(a), as_t(b))
+
+
+result_type.__module__ = "eagergrad"  # (torch.result_type's is "torch")

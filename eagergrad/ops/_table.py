@@ -14,7 +14,6 @@ engine's validation; formulas never repeat them.
 """
 import functools
 import inspect
-import threading
 import weakref
 from typing import NamedTuple
 
@@ -26,13 +25,13 @@ from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 from .. import _dtypes as D
 from .._cache import EXECUTABLES, keyed, put_bounded
 from .._dtypes import FROM_NP
+from .._mode import ANOMALY, CAPTURING, DONATING, FUNC, FWD
 from ..engine.grad_mode import STATE
-from ..engine.anomaly import ANOMALY, record as anomaly_record
+from ..engine.anomaly import record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
 from .._storage import view_of
-from ..tensor import (CAPTURING, FUNC, FWD, _make, _make_as, _tangent, _wrap_outputs,
-                      _zeros_meta)
+from ..tensor import _make, _make_as, _tangent, _wrap_outputs, _zeros_meta
 
 _new = object.__new__
 
@@ -58,23 +57,6 @@ class SavePlan(NamedTuple):
 
 _new_spec = tuple.__new__  # a NamedTuple without its Python-level __new__ (hot path)
 
-
-class _DonatingThread(threading.local):
-    storage = None
-
-
-class _Donating:
-    """An in-place op under no_grad whose tensor holds the only reference to its array
-    lets its kernel reuse that buffer (ops/inplace.py). n: how many threads are in one
-    now (a cheap check for every op; a lost update only costs or skips a donation);
-    tl.storage: this thread's tensor's storage."""
-
-    def __init__(self):
-        self.n = 0
-        self.tl = _DonatingThread()
-
-
-DONATING = _Donating()
 
 # how often call_op took its view paths (tests check the paths really ran)
 VIEW_COUNTS = {"fused": 0, "lazy": 0}

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from ..creation import _next_key, from_jax
+from .._shapes import wrap_dim as _wrap_dim
 from ..engine.grad_mode import STATE
 from ._table import call_op, defop
 from .inplace import inplace
@@ -388,13 +389,6 @@ def _glu(input, dim=-1):
                            f"{input.shape[wdim]}")
     _check_float(input, "glu_cpu")
     return call_op(GLU, (input,), (dim % 2 ** 64, wdim))
-
-
-def _wrap_dim(dim, ndim):
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {dim})")
-    return dim % ndim
 
 
 # ---- threshold -----------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import jax.numpy as jnp
 
 from .. import _dtypes as D
 from ..engine.grad_mode import STATE, no_grad
-from ..tensor import FUNC, Tensor
+from .._mode import FUNC
+from ..tensor import Tensor
 from ._table import call_op, defop
 from .norm import _empty, _given, _optional_meta
 

@@ -6,7 +6,8 @@ from .._cache import keyed
 from .._dtypes import astype, bool_ as _bool, warn_if_discarding_imag
 from ..size import can_broadcast_to
 from ..engine.grad_mode import STATE
-from ..tensor import CAPTURING, FWD, Tensor, _make
+from .._mode import CAPTURING, FWD
+from ..tensor import Tensor, _make
 from . import pointwise as P
 from ._args import as_t
 from ._table import defop, call_op

@@ -7,8 +7,8 @@ import jax
 
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from ..tensor import CAPTURING, FUNC, FWD, Tensor, _make, _tangent
-from ._table import DONATING
+from .._mode import CAPTURING, DONATING, FUNC, FWD
+from ..tensor import Tensor, _make, _tangent
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
 
@@ -213,3 +213,16 @@ def _check_cast(out, self, fn=None):
             self.dtype.scalar_name
         raise RuntimeError(f"result type {out.dtype.scalar_name} can't be cast to the desired "
                            f"output type {want}")
+
+
+def _inplace_function(name):
+    """torch.<name>(input, ...), a module-level in-place function (torch.relu_): the
+    method Tensor.<name> as bound now."""
+    method = getattr(Tensor, name)
+
+    def f(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+    f.__name__ = name
+    f.__module__ = "eagergrad"  # (as torch's report "torch")
+    f.__doc__ = f"torch.{name}(input, ...): input.{name}(...)."
+    return f

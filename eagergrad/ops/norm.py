@@ -17,7 +17,7 @@ from ..creation import _next_key, from_jax, sample, zeros
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import typename
 from ._table import call_op, defop
-from .index import index_add
+from .scatter import index_add
 from .pointwise import where
 
 NO_PADDING = 2 ** 64 - 1  # torch's node shows padding_idx -1 as its unsigned wrap

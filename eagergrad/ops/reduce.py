@@ -7,9 +7,10 @@ import jax.numpy as jnp
 
 from .. import _dtypes as D
 from ..creation import from_jax
-from ..tensor import Tensor, _wrap_dim
+from .._shapes import wrap_dim as _wrap_dim
+from ..tensor import Tensor
 from ._table import defop, call_op
-from .index import zeros_scatter
+from .scatter import zeros_scatter
 from .pointwise import maximum, minimum, where
 
 

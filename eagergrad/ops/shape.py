@@ -13,7 +13,8 @@ from .._storage import (contiguous_strides, register_special, register_update,
                         view_strides as _aten_view_strides)
 from ..device import device as _device
 from ..size import format_shape
-from ..tensor import Tensor, _wrap_dim
+from .._shapes import wrap_dim as _wrap_dim
+from ..tensor import Tensor
 from ._args import promote
 from ._table import defop, call_op
 

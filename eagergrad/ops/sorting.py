@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtypes as D
-from ..tensor import _wrap_dim
+from .._shapes import wrap_dim as _wrap_dim
 from ._table import call_op, defop
 from .reduce import _evenly, _select_back, _return_type
 

@@ -21,7 +21,7 @@ from ..engine.grad_mode import STATE
 from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
 from ..tensor import (IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT, NO_GRAD_MODE,
-                      Tensor, _zeros_meta)
+                      _zeros_meta)
 from ._table import _record, defop, call_op
 
 def has_internal_overlap(t):
@@ -215,13 +215,11 @@ def _imag_write(parent, v):
 def _sync_view(self):
     """torch's VariableHooks::grad_fn for a view whose base (or another view of it) was
     modified in place: raise if the view may not be rebased (its creation meta), else
-    regenerate its grad_fn from the base's history."""
+    regenerate its grad_fn from the base's history (Tensor._sync_view, bound by
+    _tensor_methods.py)."""
     base = self._base
     if self._grad_fn is None and not base._requires_grad:
         return
     handle_view_on_rebase(self, indirect=True)
     self._attr_version = self._version_counter.version
     regenerate_grad_fn(self)
-
-
-Tensor._sync_view = _sync_view

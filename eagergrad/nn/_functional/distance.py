@@ -1,6 +1,6 @@
 """torch.nn.functional's distance functions (re-exported by nn.functional):
-pairwise_distance, cosine_similarity and pdist, on the kernels of ops/loss.py."""
-from ...ops import loss as _L
+pairwise_distance, cosine_similarity and pdist, on the kernels of ops/distance.py."""
+from ...ops import distance as _D
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -10,7 +10,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     >>> torch.nn.functional.pairwise_distance(torch.tensor([[3.0, 4.0]]), torch.zeros(1, 2))
     tensor([5.0000])
     """
-    return _L.pairwise_distance(x1, x2, p, eps, keepdim)
+    return _D.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
@@ -21,7 +21,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     ...                                       torch.tensor([[2.0, 0.0]]))
     tensor([1.])
     """
-    return _L.cosine_similarity(x1, x2, dim, eps)
+    return _D.cosine_similarity(x1, x2, dim, eps)
 
 
 def pdist(input, p=2):
@@ -31,4 +31,4 @@ def pdist(input, p=2):
     >>> torch.nn.functional.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0]]))
     tensor([5.])
     """
-    return _L.pdist(input, p)
+    return _D.pdist(input, p)

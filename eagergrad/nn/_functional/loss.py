@@ -1,10 +1,14 @@
 """nn.functional's losses (re-exported by nn.functional): torch's signatures, its legacy
 size_average/reduce rules and warnings; the kernels are the op-table entries of
-ops/loss.py."""
+ops/loss.py, ops/margin.py and ops/ctc.py."""
 import math
 import warnings
 
+from ..._shapes import broadcast_shape as _broadcast_shape
+from ...ops import ctc as _CTC
+from ...ops import distance as _D
 from ...ops import loss as _L
+from ...ops import margin as _M
 from ...ops.reduce import any as _any
 
 
@@ -48,18 +52,6 @@ def _warn_size(input, target):
         warnings.warn(f"Using a target size ({_size(target)}) that is different to the input "
                       f"size ({_size(input)}). This will likely lead to incorrect results due "
                       "to broadcasting. Please ensure they have the same size.", stacklevel=3)
-
-
-def _broadcast_shape(a, b):
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                               f"({y}) at non-singleton dimension {max(len(a), len(b)) - i}")
-        out.append(y if x == 1 else x)
-    return tuple(reversed(out))
 
 
 def _broadcast(input, target):
@@ -312,7 +304,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     tensor(0.)
     """
     red = _enum(size_average, reduce, reduction)
-    return _L.cosine_embedding_loss(input1, input2, target, margin, red)
+    return _M.cosine_embedding_loss(input1, input2, target, margin, red)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -324,7 +316,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     tensor(0.5000)
     """
     red = _enum(size_average, reduce, reduction)
-    return _L.hinge_embedding_loss(input, target, margin, red)
+    return _M.hinge_embedding_loss(input, target, margin, red)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -339,7 +331,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     red = _enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    return _L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
+    return _M.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
@@ -362,7 +354,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                            f"the same number of dimensions, but got: anchor {a_dim}D, "
                            f"positive {p_dim}D, and negative {n_dim}D inputs")
     if distance_function is None:
-        distance_function = _L.pairwise_distance
+        distance_function = _D.pairwise_distance
     dist_pos = distance_function(anchor, positive)
     dist_neg = distance_function(anchor, negative)
     if swap:
@@ -383,7 +375,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     tensor(0.6931)
     """
     red = _enum(size_average, reduce, reduction)
-    return _L._soft_margin_loss(input, target, red)
+    return _M._soft_margin_loss(input, target, red)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -425,7 +417,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    return _L._multi_margin_loss(input, target, p, margin, weight, red)
+    return _M._multi_margin_loss(input, target, p, margin, weight, red)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -438,7 +430,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     tensor(0.8500)
     """
     red = _enum(size_average, reduce, reduction)
-    return _L._multilabel_margin_loss(input, target, red)
+    return _M._multilabel_margin_loss(input, target, red)
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
@@ -451,5 +443,5 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     >>> torch.nn.functional.ctc_loss(lp, torch.tensor([[1]]), [2], [1], reduction="sum")
     tensor(0.2877)
     """
-    return _L.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+    return _CTC.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                        _get_enum(reduction), zero_infinity)

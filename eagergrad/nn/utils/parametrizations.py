@@ -8,8 +8,9 @@ import numpy as np
 from ...creation import eye, randn, zeros_like
 from ...engine.grad_mode import no_grad
 from ...engine.hooks import RemovableHandle
-from ...ops import linalg as _L
-from ...ops.pointwise import add, allclose
+from ...ops import decomp as _DC
+from ...ops.compare import allclose
+from ...ops.pointwise import add
 from ...ops.reduce import vector_norm
 from ...ops.shape import cat
 from ...tensor import Tensor
@@ -156,8 +157,8 @@ def _is_orthogonal(Q):
 
 def _make_orthogonal(A):
     """The Q of A = QR (A tall, maybe complex) with diag(R) real and non-negative."""
-    X, tau = _L.geqrf(A)
-    Q = _L.householder_product(X, tau)
+    X, tau = _DC.geqrf(A)
+    Q = _DC.householder_product(X, tau)
     # the diagonal of X is R's (real): normalise by its signs
     Q *= X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
     return Q
@@ -199,16 +200,16 @@ class _Orthogonal(Module):
                 X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - _mH(X)  # skew-symmetric (skew-hermitian)
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = _L.matrix_exp(A)
+                Q = _DC.matrix_exp(A)
             else:  # the Cayley retraction (I + A/2)(I - A/2)^{-1}
                 Id = eye(n, dtype=A.dtype)
-                Q = _L.solve(add(Id, A, alpha=-0.5), add(Id, A, alpha=0.5))
+                Q = _DC.solve(add(Id, A, alpha=-0.5), add(Id, A, alpha=0.5))
             if n != k:
                 Q = Q[..., :k]
         else:  # X is real here
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _L.householder_product(A, tau)
+            Q = _DC.householder_product(A, tau)
             # the diagonal of X holds 1's and -1's, not differentiated (the int cast)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
@@ -237,7 +238,7 @@ class _Orthogonal(Module):
                     "It is not possible to assign to the matrix exponential or the Cayley "
                     "parametrizations when use_trivialization=False.")
             # householder: Q orthogonalized by its QR decomposition, with diag(R) > 0
-            A, tau = _L.geqrf(Q)
+            A, tau = _DC.geqrf(Q)
             A.diagonal(dim1=-2, dim2=-1).sign_()
             # LAPACK's tau is exactly zero for a reflection it does not use
             A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
