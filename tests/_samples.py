@@ -16,6 +16,7 @@ import math
 import zlib
 
 import numpy as np
+import pytest
 
 FLOAT = "f"
 COMPLEX = "c"
@@ -920,6 +921,14 @@ for _op, _samples in SAMPLES.items():
         _s.id = f"{_op}:{_i}"
 
 ALL = [s for ss in SAMPLES.values() for s in ss]
+
+
+def sweep_marks(sample, fdt=None):
+    """The fast tier (`-m "not slow"`) checks each op on its first sample, in the sample's
+    first dtype; the full suite checks every sample in every dtype."""
+    index = sample.id.split("@")[0].rsplit(":", 1)[-1]  # ("add:3", "add:3@0.0": a sweep's)
+    first = index == "0" and (fdt is None or fdt == sample.dtypes()[0])
+    return [] if first else [pytest.mark.slow]
 
 
 # ---- harness shared by the op test suites ------------------------------------------

@@ -190,7 +190,8 @@ SPECIAL = {
     ],
     "linalg_vector_norm": [
         *[S(_vnorm(p), V([0.0, 0.0, 0.0]), name=f"zero vector ord={p}") for p in _ORDS],
-        *[S(_vnorm(p, dim=1), V([[0.0, 0.0], [3.0, -4.0]]), name=f"zero row ord={p}") for p in _ORDS],
+        *[S(_vnorm(p, dim=1), V([[0.0, 0.0], [3.0, -4.0]]), name=f"zero row ord={p}")
+          for p in _ORDS],
         *[S(_vnorm(p), V([0j, 0j], "c"), name=f"complex zero vector ord={p}") for p in _ORDS],
         S(_vnorm(0.5), V([0.0, 1.0, -2.0]), name="partly zero ord=0.5"),
         S(_vnorm(1.5), V([0.0, 1.0, -2.0]), name="partly zero ord=1.5"),

@@ -5,7 +5,7 @@ samples at their special points (merged into test_special_points.SPECIAL).
 Dropout draws its mask from eagergrad's generator, so only its deterministic cases
 (p = 0, p = 1, not training) are compared with torch here; tests/test_nn_norm.py checks
 the random ones by their structure."""
-from _samples import S, F, C, V, I  # noqa: F401
+from _samples import S, F, C, V, I
 
 
 def _ln(m, x, *wb, ns=None, eps=1e-5):

@@ -5,7 +5,7 @@ none (merged into test_special_points.SMOOTH).
 
 The recurrent layers are called through torch's _VF functions (torch.lstm, torch.gru,
 torch.rnn_tanh, torch.gru_cell, ...) and eagergrad's counterparts in
-nn/_functional_rnn.py, with the weights as sample inputs. mkldnn_rnn_layer is float32
+nn/_functional/rnn.py, with the weights as sample inputs. mkldnn_rnn_layer is float32
 only in torch (its samples have a fixed float32 dtype)."""
 from _samples import F, S, T
 

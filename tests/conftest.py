@@ -47,10 +47,12 @@ import torch
 import eagergrad as eg
 from eagergrad.engine import fused as _fused
 
-# eagergrad runs per scenario: 1 node by node, 2 fused (a structure compiles on its second
-# sighting). A third run repeated run 2's path (the compiled segment from the cache) and
-# cost a third of the suite's eagergrad time, which the 20-minute CI budget needs
-RUNS = 2
+# eagergrad runs per scenario: 1 node by node; 2 fused, its structure compiled on this
+# second sighting; 3 fused again, the compiled segment taken from the cache (the path every
+# later call of a real program takes)
+RUNS = 3
+# (whole programs the tests run as processes: --doctest-modules must not import them)
+collect_ignore = ["scripts"]
 MIN_FUSED_SHARE = 0.6  # of the scenarios that called backward (checked at session end)
 MIN_SCENARIOS = 50  # below this many backward scenarios the session check is skipped
 
@@ -311,6 +313,19 @@ def counting_compiles(monkeypatch):
 
 
 # ---- session: fused compiles on the spot; the fused path must have run -------------------
+# ---- tiers: `slow` tests run in the full suite only ---------------------------------------
+@pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks added here)
+def pytest_collection_modifyitems(config, items):
+    seen = set()
+    for item in items:
+        if item.get_closest_marker("fast_first") is None:
+            continue
+        key = (item.path, item.originalname)
+        if key in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(key)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _compile_fused_segments_on_the_spot():
     old = _fused.BACKGROUND, _fused.EAGER

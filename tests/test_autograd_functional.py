@@ -3,11 +3,14 @@ autograd.grad(is_grads_batched=True), compared with real torch."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import torch
 from conftest import attempt, same
 
 import eagergrad as eg
 from eagergrad.engine import engine as _engine
+
+pytestmark = pytest.mark.slow  # (jacobians and hessians by every strategy, three runs each)
 
 
 def _xs(L):
@@ -73,7 +76,7 @@ def test_jacobian_reverse_mode_loop_and_vectorized():
             log.append(j)
             (j[0][0].pow(2).sum() + j[1][0].sum()).backward()
             log.append(xr.grad)
-    same(f, runs=2)  # (node by node, then fused: enough for these)
+    same(f)
 
 
 def test_jacobian_forward_mode():
@@ -91,7 +94,7 @@ def test_jacobian_forward_mode():
                               strategy="forward-mode"))
         log.append(F.jacobian(lambda a: (a.abs(), a * 1j, (a * a.real).sum()), z,
                               vectorize=True, strategy="forward-mode"))
-    same(f, runs=2)  # (node by node, then fused: enough for these)
+    same(f)
 
 
 def test_hessian_strategies_and_create_graph():
@@ -114,7 +117,7 @@ def test_hessian_strategies_and_create_graph():
         h = F.hessian(lambda a: (a.sin() * a ** 3).sum(), xr, create_graph=True)
         h.diagonal().sum().backward()
         log.append((h.detach(), xr.grad))
-    same(f, runs=2)  # (node by node, then fused: enough for these)
+    same(f)
 
 
 def test_vhp_hvp_hessians_tutorial_patterns():
@@ -313,7 +316,7 @@ def test_grad_is_grads_batched_values_hooks_and_errors():
         with L.autograd.detect_anomaly():  # (its NaN check cannot batch, in torch neither)
             attempt(log, "anomaly", lambda: L.autograd.grad(y, x, L.eye(3, dtype=L.float64),
                                                             is_grads_batched=True))
-    same(f, runs=2, quiet=True)  # (node by node, then fused under jax.vmap)
+    same(f, quiet=True)  # (node by node, then fused under jax.vmap)
 
 
 def test_batched_grad_and_vectorized_jacobian_are_one_engine_run(monkeypatch):

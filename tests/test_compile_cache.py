@@ -14,6 +14,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (whole processes)
+
 _PRELUDE = """
 import json, os, sys, warnings
 import jax

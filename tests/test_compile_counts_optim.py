@@ -23,8 +23,7 @@ import eagergrad as eg
 from eagergrad._cache import EXECUTABLES
 from eagergrad.optim import _kernels as K
 
-
-pytestmark = pytest.mark.usefixtures("counting_compiles")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("counting_compiles")]
 
 
 # (id, optimizer, options, most compiles of steps 1 and 2 together)

@@ -32,8 +32,7 @@ N = 50      # calls per case, each with its own number(s)
 WARM = 2    # calls that may compile
 BOUND = 0   # compiles allowed in calls WARM + 1 .. N
 
-
-pytestmark = pytest.mark.usefixtures("counting_compiles")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("counting_compiles")]
 
 
 DR16 = 1 + 2 ** -11 + 2 ** -40  # float16 rounds it twice (through float32), as torch does

@@ -25,8 +25,7 @@ N = 50      # calls per pattern, each at its own offset
 WARM = 2    # calls that may compile
 BOUND = 0   # compiles allowed in calls WARM + 1 .. N
 
-
-pytestmark = [pytest.mark.usefixtures("counting_compiles"),
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("counting_compiles"),
               pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")]
 
 

@@ -31,6 +31,7 @@ def test_abs_squared_follows_torch_convention_and_jax_agrees_after_conversion():
     assert np.isclose((g / (6 + 8j)).imag, 0) and not np.isclose((g / (6 - 8j)).imag, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize("kind", ["real", "complex", "mixed"])
 def test_correct_functions_pass_every_route(kind, order):
@@ -189,9 +190,3 @@ def test_report_prints_a_table():
     assert lines[0].startswith("crosscheck of <lambda>, order 1: OK")
     assert "|tape-jax| abs/rel" in lines[2] and lines[3].startswith("x")
     assert "|tape-jvp|(u) abs/rel" in lines[2]
-
-
-def test_doctests():
-    import doctest
-    import sys
-    assert doctest.testmod(sys.modules["eagergrad.testing._crosscheck"]).failed == 0

@@ -5,9 +5,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import eagergrad as torch
 from eagergrad import demo
+
+pytestmark = pytest.mark.slow  # (the demo, whole processes)
 
 
 def test_demo_runs_and_passes_its_checks():

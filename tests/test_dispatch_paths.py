@@ -130,7 +130,7 @@ def test_lazy_view_read_under_jax_jit():
     concretely, so the view is still usable (and equal to torch's) after the trace."""
     base = np.arange(12.0).reshape(3, 4)
     w = eg.tensor(base)
-    wt = w.t()
+    _wt = w.t()
     wt2 = w.t()  # the executable ran once: this one is lazy
     assert wt2._arr is None
 

@@ -114,7 +114,7 @@ def test_chain_of_scales():
         y.backward(k.L.tensor([1.0, 10.0]))
         return x
     r = both(build)
-    for name, (kit, x) in r.items():
+    for _name, (kit, x) in r.items():
         assert x.grad.tolist() == [-6.0, -60.0]
         assert kit.log == ["c", "b", "a"]
     assert_same_grads(r["torch"][1].grad, r["eagergrad"][1].grad)
@@ -130,7 +130,7 @@ def test_fan_out_gradients_are_summed():
         out.backward(k.L.ones(3))
         return x, a
     r = both(build)
-    for name, (kit, (x, a)) in r.items():
+    for _name, (kit, (x, a)) in r.items():
         assert x.grad.tolist() == [7.0, 7.0, 7.0]   # 2 + 5
         assert sorted(kit.log) == ["a", "b", "j"] and kit.log[0] == "j"
         assert a.grad is None                        # non-leaf: not retained
@@ -214,7 +214,7 @@ def test_several_roots():
         L.autograd.backward([a, b], [L.tensor([1.0, 10.0]), L.tensor([100.0, 1000.0])])
         return x, y, c
     r = both(build)
-    for _, (kit, (x, y, c)) in r.items():
+    for _, (kit, (x, y, _c)) in r.items():
         assert x.grad.tolist() == [2.0 + 500.0, 20.0 + 5000.0]
         assert y.grad.tolist() == [700.0, 7000.0]
         assert "c" not in kit.log and sorted(kit.log) == ["a", "b"]
@@ -378,7 +378,6 @@ def _random_program(k, seed, n_nodes=30, n_leaves=4):
     """A random DAG of Lin nodes. Returns (leaves, tensors, out, meta) where meta[name]
     is (input tensor keys, output tensor keys) and anc[key] the set of keys it depends on."""
     rnd = random.Random(seed)
-    L = k.L
     leaves = [k.leaf([float(rnd.randint(-3, 3)), float(rnd.randint(-3, 3))])
               for _ in range(n_leaves)]
     pool = [(f"l{i}", t) for i, t in enumerate(leaves)]
@@ -574,7 +573,7 @@ def test_reentrant_backward():
         y.backward(L.ones(2))
         return x
     r = both(build)
-    for _, (kit, x) in r.items():
+    for _, (_kit, x) in r.items():
         assert x.grad.tolist() == [210.0, 210.0]
     assert r["torch"][0].log == r["eagergrad"][0].log == \
         ["post", "inner2", "inner1", "outer", "pre"]
@@ -584,6 +583,7 @@ def test_reentrant_backward():
 # deep graphs: iterative, never recursive
 # ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_100k_custom_function_chain():
     L = eg
     k = Kit(L)
@@ -615,6 +615,7 @@ def test_100k_custom_function_chain():
     gc.collect()  # freeing the chain must not recurse either
 
 
+@pytest.mark.slow
 def test_100k_real_op_chain():
     x = eg.tensor([1.0, -2.0], requires_grad=True)
     y = x

@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # (whole example programs)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 SCRIPTS = ["mlp_classifier.py", "cnn_batchnorm.py", "char_lstm.py", "tiny_gpt.py", "vae.py",

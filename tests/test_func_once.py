@@ -386,13 +386,13 @@ def test_inplace_rules_per_transform():
                    "clamp_min_", "fill_", "view add_", "index add_"):
             c = L.ones(3, dtype=L.float64)
             if op == "fill_":
-                body = lambda r: c.fill_(r.sum())  # noqa: E731
+                body = lambda r: c.fill_(r.sum())
             elif op == "view add_":
-                body = lambda r: c[:2].add_(r[:2])  # noqa: E731
+                body = lambda r: c[:2].add_(r[:2])
             elif op == "index add_":
-                body = lambda r: c[0].add_(r.sum())  # noqa: E731
+                body = lambda r: c[0].add_(r.sum())
             else:
-                body = lambda r, op=op: getattr(c, op)(r)  # noqa: E731
+                body = lambda r, op=op: getattr(c, op)(r)
             attempt(log, op, lambda: fn.vmap(body)(L.ones(2, 3, dtype=L.float64) * 2))
             log.append((op, c))
     same(f, runs=3, quiet=True)
@@ -417,7 +417,7 @@ def test_grad_over_functional_call_of_batch_norm_in_training():
         params = {k: v.detach().clone() for k, v in m.named_parameters()}
         buffers = {k: v.detach().clone() for k, v in m.named_buffers()}
         x = L.linspace(-2, 2, 15, dtype=L.float64).reshape(5, 3)
-        loss = lambda p, b, x: L.func.functional_call(m, (p, b), (x,)).pow(2).mean()  # noqa: E731
+        loss = lambda p, b, x: L.func.functional_call(m, (p, b), (x,)).pow(2).mean()
         for step in range(3):
             g, v = L.func.grad_and_value(loss)(params, buffers, x * (step + 1))
             log.append((step, v, g, dict(buffers)))

@@ -216,7 +216,7 @@ def test_long_stretches_are_split_into_bounded_segments():
     def f(L):
         x = L.tensor([0.3, -0.2, 0.1], dtype=L.float64, requires_grad=True)
         y = x
-        for i in range(n_ops // 2):
+        for _ in range(n_ops // 2):
             y = (y * 0.999).sin()
         y.sum().backward()
         return x.grad

@@ -81,7 +81,7 @@ def test_fused_by_max_sightings_when_every_run_compiles(ski_rental, monkeypatch)
     x0, w0 = rs.randn(2, 17).astype(np.float64)
     want = _step(torch, x0, w0)
     fused_before = fused.COUNTS["segments_fused"]
-    for run in range(fused.MAX_SIGHTINGS + 1):
+    for _run in range(fused.MAX_SIGHTINGS + 1):
         got = _step(eg, x0, w0)
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

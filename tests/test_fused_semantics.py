@@ -447,6 +447,7 @@ def _kept_graphs(L, x, n=3):
     return losses
 
 
+@pytest.mark.slow
 def test_kept_graphs_free_saved_tensors_after_backward():
     n = 2**22  # 16 MB of float32
     # torch: after backward the saved tensors are gone, the graph is still there

@@ -216,13 +216,6 @@ def test_unsupported_options_name_the_api():
             eg.autograd.gradcheck(lambda t: t * 2, (x,), check_forward_ad=True, **{opt: True})
 
 
-def test_doctests():
-    import doctest
-    from eagergrad.autograd import gradcheck as mod
-    import sys
-    assert doctest.testmod(sys.modules[mod.__module__]).failed == 0
-
-
 # ---- the op table: every op with a complex sample, in complex128 -----------------------------
 def _complex_samples():
     from _samples import ALL, single_precision
@@ -232,6 +225,7 @@ def _complex_samples():
             and not single_precision(s, "float64")]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Input #")
 @pytest.mark.parametrize("sample", _complex_samples())
 def test_complex_ops_pass_gradcheck_and_gradgradcheck(sample):

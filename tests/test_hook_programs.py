@@ -1,10 +1,10 @@
-"""Random programs with hook side effects, differentially against torch (issue 10).
+"""Random programs with hook side effects, differentially against torch (docs/design.md §7).
 
 Hypothesis draws a program, a plain tuple of steps, over three float64 leaves x (2, 3),
 w (3,) and v (3, 3):
-  - forward ops (kind, name, operands, constant): sin, tanh, sigmoid, exp(tanh), square, scaling, add/sub/mul with
-    broadcasting, matmul, sum(0), mean; operands are earlier results or leaves, so
-    values fan out; the loss sums one to three results;
+  - forward ops (kind, name, operands, constant): sin, tanh, sigmoid, exp(tanh), square,
+    scaling, add/sub/mul with broadcasting, matmul, sum(0), mean; operands are earlier
+    results or leaves, so values fan out; the loss sums one to three results;
   - hooks registered before backward: tensor hooks (on results and leaves), node pre- and
     post-hooks (on results' grad_fn), post-accumulate-grad hooks (on leaves), retain_grad.
     A hook logs its call and then has one effect: none; mutate its gradient in place;
@@ -322,7 +322,8 @@ def _remove_targets_exist(program):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@settings(max_examples=500, derandomize=True, deadline=None, database=None,
+@pytest.mark.slow
+@settings(max_examples=1000, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_hook_programs_match_torch(program):

@@ -160,6 +160,7 @@ def test_view_metadata_and_aliasing(name):
     same(f)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", VIEWS)
 def test_view_of_base_requiring_grad(name):
     """The view's grad_fn and its backward; then an in-place op through it (CopySlices on
@@ -292,6 +293,7 @@ POINTWISE_INPLACE = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", POINTWISE_INPLACE)
 @pytest.mark.parametrize("where", ["tensor", "view"])
 def test_pointwise_inplace(name, where):
@@ -340,6 +342,7 @@ OTHER_INPLACE = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", OTHER_INPLACE)
 @pytest.mark.parametrize("where", ["tensor", "view"])
 def test_other_inplace(name, where):
@@ -413,6 +416,7 @@ SETITEM = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", SETITEM)
 def test_setitem(name):
     """__setitem__: values, one version bump, the graph and the gradients."""
@@ -1224,6 +1228,7 @@ def _traced_program(L, x, w):
     return (z * z).sum() + e.tanh().sum() + v.sum()
 
 
+@pytest.mark.slow
 def test_inplace_and_views_are_tracer_safe():
     rng = np.random.default_rng(3)
     xa = rng.uniform(-1, 1, (3, 4))

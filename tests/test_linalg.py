@@ -60,11 +60,13 @@ EQUATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eq,shapes", EQUATIONS, ids=[f"{e}-{len(s)}" for e, s in EQUATIONS])
 def test_einsum_graph_values_grads(eq, shapes):
     same(_einsum_scenario(eq, shapes))
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("eq,shapes", [EQUATIONS[i] for i in (0, 1, 10, 11, 12, 13, 16, 27)])
 def test_einsum_complex(eq, shapes):
     same(_einsum_scenario(eq, shapes, "complex128"))
@@ -196,6 +198,7 @@ LINALG = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", sorted(LINALG))
 def test_linalg(case):
     fn, shapes = LINALG[case]

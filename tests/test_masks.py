@@ -85,6 +85,7 @@ WRITES = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", WRITES)
 def test_mask_write(name):
     def f(L):
@@ -224,6 +225,7 @@ COUNTS = {"random": lambda L: _mask(L, 6, 5), "none": lambda L: L.zeros(6, 5, dt
           "seventeen": lambda L: _count_mask(L, (6, 5), 17)}
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("count", COUNTS)
 @pytest.mark.parametrize("name", READS)
 def test_mask_read(name, count):

@@ -7,6 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # (whole processes, long loops)
+
 _PRELUDE = """
 import gc
 import jax

@@ -185,6 +185,7 @@ def _state(m, x, opts=_OPTS):
                      note=getattr(m, "note", None), out=out), opts)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("how", ["pickle", "save", "deepcopy"])
 @pytest.mark.parametrize("name", list(_MODULES))
 def test_a_module_round_trips_as_in_torch(name, how):
@@ -258,6 +259,7 @@ def _checkpoint(m, opt, sched, opts=_INEXACT):
                      sched_opt=sched.optimizer is opt), opts)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("how", ["save", "pickle"])
 @pytest.mark.parametrize("name", list(_OPTIMIZERS))
 def test_a_trained_model_and_its_optimizer_round_trip_as_in_torch(name, how):
@@ -351,7 +353,7 @@ def test_a_materialized_lazy_module_pickles_as_in_torch():
         pickle.loads(pickle.dumps(lt)), tx, Options())
 
 
-@pytest.mark.xfail(strict=True, reason="nn/module.py wraps load_state_dict pre-hooks in a "
+@pytest.mark.xfail(strict=True, reason="nn/modules/module.py wraps load_state_dict pre-hooks in a "
                    "lambda (torch: a picklable _WrappedHook), and a lazy module holds one "
                    "until it is materialized")
 def test_an_unmaterialized_lazy_module_pickles_as_in_torch():

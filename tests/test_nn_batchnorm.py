@@ -79,6 +79,7 @@ BATCH_NORMS = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("kind", sorted(BATCH_NORMS))
 def test_batch_norm_modules_match_torch(kind):
     make, shape = BATCH_NORMS[kind]

@@ -64,6 +64,7 @@ MODULES = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", sorted(MODULES))
 def test_module(case):
     make, shape = MODULES[case]

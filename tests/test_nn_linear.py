@@ -72,6 +72,7 @@ def test_linear_matches_torch(kind, bias):
     same(f)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("dtype", ["float64", "complex64", "complex128"])
 @pytest.mark.parametrize("shape", [(4,), (2, 4), (2, 2, 4)])
 def test_linear_dtypes(shape, dtype):
@@ -316,6 +317,7 @@ def test_addmm_bool_not_implemented():
                "\"addmm_impl_cpu_\" not implemented for 'Bool'", NotImplementedError)
 
 
+@pytest.mark.fast_first
 # ---- nn.Bilinear / F.bilinear ------------------------------------------------------------------
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(4,), (2, 4), (3, 2, 4)])

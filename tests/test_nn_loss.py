@@ -130,6 +130,7 @@ MODULES = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_module(name, reduction):
@@ -365,6 +366,7 @@ def test_margin_losses_legacy_args_and_saved():
 CTC_X = RNG.standard_normal((6, 3, 5))
 
 
+@pytest.mark.slow
 def test_ctc_loss_module():
     def f(L, log):
         x = t(L, CTC_X)

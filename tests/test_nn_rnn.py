@@ -68,7 +68,8 @@ MODULES = [
     ("LSTM", {"input_size": 3, "hidden_size": 2, "bias": False}, (3, 3), "float32"),
     ("LSTM", {"input_size": 3, "hidden_size": 3, "proj_size": 2}, (3, 2, 3), "float32"),
     ("GRU", {"input_size": 3, "hidden_size": 2, "batch_first": True}, (2, 3, 3), "float32"),
-    ("GRU", {"input_size": 3, "hidden_size": 2, "num_layers": 2, "bidirectional": True, "bias": False},
+    ("GRU", {"input_size": 3, "hidden_size": 2, "num_layers": 2, "bidirectional": True,
+             "bias": False},
      (3, 2, 3), "float64"),
     ("RNN", {"input_size": 3, "hidden_size": 2, "nonlinearity": "relu"}, (3, 2, 3), "float32"),
     ("RNN", {"input_size": 3, "hidden_size": 2, "bidirectional": True}, (3, 3), "float64"),
@@ -79,6 +80,7 @@ MODULES = [
 ]
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("cls,kw,shape,dtype", MODULES,
                          ids=[f"{c}-{i}" for i, (c, *_) in enumerate(MODULES)])
 def test_forward_graph_backward(cls, kw, shape, dtype):
@@ -100,6 +102,7 @@ def _hx_for(L, cls, kw, batch, dtype, seed=3):
     return (hx, L.tensor(b, requires_grad=True)) if cls == "LSTM" else hx
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("cls,kw,shape,dtype", [
     ("LSTM", {"input_size": 3, "hidden_size": 2, "num_layers": 2}, (3, 2, 3), "float32"),
     ("GRU", {"input_size": 3, "hidden_size": 2, "bidirectional": True}, (3, 2, 3), "float32"),
@@ -114,6 +117,7 @@ def test_given_hx(cls, kw, shape, dtype):
     same(f)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("cls", ["LSTM", "RNN"])
 def test_packed_sequence(cls):
     """Unsorted lengths through a bidirectional (RNN: 2-layer) module: PackedSequence out,
@@ -154,6 +158,7 @@ def test_sgd_training_steps():
     same(f)
 
 
+@pytest.mark.slow
 def test_double_backward_lstm():
     """torch differentiates MkldnnRnnLayerBackward0 with recorded ops under create_graph."""
     def f(L):
@@ -281,6 +286,7 @@ def test_errors(fn, exc, phrase):
     same_error(fn, phrase, exc, quiet=True)
 
 
+@pytest.mark.slow
 def test_rnn_utils():
     """pad_sequence (both sides, batch_first), pack_sequence (unsorted), unpack_sequence,
     unpad_sequence, PackedSequence indexing / fields / .to, and their graphs."""

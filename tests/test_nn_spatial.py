@@ -45,6 +45,7 @@ PADS = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("group", ["Zero", "Constant", "Reflection", "Replication",
                                    "Circular"])
 def test_padding_modules_match_torch(group):
@@ -58,7 +59,7 @@ def test_padding_modules_match_torch(group):
             res.append((repr(m), m.padding, getattr(m, "value", None),
                         _step(L, m, _x(L, i, *shape))))
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_pad_modes_float64_complex_and_double_backward():
@@ -146,6 +147,7 @@ UPSAMPLES = {
 }
 
 
+@pytest.mark.slow
 def test_upsample_modules_match_torch():
     def f(L):
         res = []
@@ -156,7 +158,7 @@ def test_upsample_modules_match_torch():
         m = L.nn.UpsamplingNearest2d(scale_factor=3)
         res.append((repr(m), m.name, L.nn.Upsample(size=5).extra_repr()))
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_interpolate_double_backward_float64():
@@ -233,7 +235,7 @@ def test_adaptive_max_pool_modules_match_torch():
             (y * v).sum().backward()
             res.append((repr(m), y, ind, _walk(y.grad_fn), x.grad))
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_adaptive_max_pool_errors():
@@ -281,7 +283,7 @@ def test_embedding_bag_matches_torch():
         m = L.nn.EmbeddingBag.from_pretrained(L.tensor(arrays(6, (4, 2))[0]), mode="max")
         res.append((repr(m), m.weight.requires_grad, m(L.tensor([[0, 3], [2, 2]]))))
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_embedding_bag_errors():
@@ -331,7 +333,7 @@ def test_fold_unfold_pixel_shuffle_modules_match_torch():
                 (L.nn.PixelUnshuffle(2), (3, 2, 4)))):
             res.append((repr(m), _step(L, m, _x(L, 50 + i, *shape))))
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_fold_unfold_pixel_shuffle_errors():
@@ -348,6 +350,7 @@ def test_fold_unfold_pixel_shuffle_errors():
     same_error(F("pixel_unshuffle", (1, 2, 3, 4), 2), "expects height to be divisible")
 
 
+@pytest.mark.slow
 # ---- grid_sample / affine_grid --------------------------------------------------------------
 def test_affine_grid_then_grid_sample_matches_torch():
     def f(L):
@@ -363,7 +366,7 @@ def test_affine_grid_then_grid_sample_matches_torch():
         ((out * out).sum() + out2.sum()).backward()
         res += [out, out2, _walk(out.grad_fn), _walk(out2.grad_fn), theta.grad, x.grad]
         return res
-    same(f, runs=2)
+    same(f)
 
 
 def test_grid_sample_affine_grid_errors():

@@ -61,6 +61,7 @@ SDPA = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", list(SDPA))
 def test_sdpa_matches_torch(case):
     qs, ks, vs, kw = SDPA[case]
@@ -71,7 +72,7 @@ def test_sdpa_matches_torch(case):
         fn = out.grad_fn
         saved = _saved(fn) if "flash" in case else None
         return out, fn.name(), saved, _backward(L, out, q, k, v)
-    same(f, runs=1)  # (the op's samples run it fused: tests/_samples_attention.py)
+    same(f)
 
 
 def test_sdpa_graph_and_float64():
@@ -89,9 +90,10 @@ def test_sdpa_mask_requiring_grad_takes_the_math_path():
         mask = L.tensor(arrays(3, (3, 3))[0], requires_grad=True)
         out = L.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask)
         return out, out.grad_fn.name(), _backward(L, out, q, mask)
-    same(f, runs=1)
+    same(f)
 
 
+@pytest.mark.slow
 def test_transformer_layer_under_jax_jit():
     """Tracer-safe: jax.grad of the jitted layer is the eager gradient (float64: the two
     sum in different orders, which float32 would show at 1e-6 of gradients near 1e-5)."""
@@ -125,7 +127,7 @@ def test_sdpa_no_grad_and_3d_math_graph():
             chain.append(fn.name())
             fn = fn.next_functions[0][0]
         return plain, out, chain, _backward(L, out, qt)
-    same(f, runs=1)
+    same(f)
 
 
 def test_sdpa_double_backward_is_not_implemented():
@@ -138,13 +140,14 @@ def test_sdpa_double_backward_is_not_implemented():
                   "is not implemented")
 
 
+@pytest.mark.slow
 def test_sdpa_math_double_backward():
     def f(L):
         q = L.tensor(arrays(4, (2, 3, 2), dtype="float64")[0], requires_grad=True)
         out = L.nn.functional.scaled_dot_product_attention(q, q * 2, q, is_causal=True)
         g, = L.autograd.grad((out * out).sum(), q, create_graph=True)
         return L.autograd.grad(g.sum(), q)
-    same(f, runs=1)
+    same(f)
 
 
 SDPA_ERRORS = {
@@ -209,6 +212,7 @@ MHA = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", list(MHA))
 def test_multihead_attention_matches_torch(case):
     ctor, fwd, (tl, sl, n) = MHA[case]
@@ -228,7 +232,7 @@ def test_multihead_attention_matches_torch(case):
         # (the SDPA path's graph: test_multihead_self_attention_graph)
         graph = _names(out.grad_fn) if kw.get("need_weights", True) else None
         return out, w, graph, _backward(L, out, q, k, v, module=m)
-    same(f, runs=2 if case == "weights averaged" else 1)
+    same(f)
 
 
 @pytest.mark.parametrize("need_weights", [
@@ -246,7 +250,7 @@ def test_multihead_self_attention_graph(need_weights):
         out, _ = m(x, x, x, need_weights=need_weights,
                    attn_mask=L.tensor(arrays(2, (3, 3))[0]))
         return out, _names(out.grad_fn)
-    same(f, runs=1)
+    same(f)
 
 
 def test_multihead_attention_eval_no_grad():
@@ -271,7 +275,7 @@ def test_multihead_attention_params_repr_init():
         out.append((m.in_proj_bias, m.out_proj.bias,
                     bool(m.in_proj_weight.abs().max() <= (6 / (18 + 6)) ** 0.5)))
         return out
-    same(f, runs=1)
+    same(f)
 
 
 MHA_ERRORS = {
@@ -310,7 +314,7 @@ def test_multi_head_attention_forward_functional():
             q, k, k, 4, 2, ws[0], ws[1], None, None, False, 0.0, ws[2], None,
             attn_mask=L.tensor(arrays(8, (3, 5))[0]))
         return out, w, _names(out.grad_fn), _backward(L, out, q, k, *ws)
-    same(f, runs=1)
+    same(f)
 
 
 # ---- Transformer layers ---------------------------------------------------------------------
@@ -327,6 +331,7 @@ LAYERS = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", list(LAYERS))
 def test_encoder_layer_matches_torch(case):
     if "gelu" in case and _gelu_missing():
@@ -339,9 +344,10 @@ def test_encoder_layer_matches_torch(case):
         kpm = L.tensor(np.array([[False, False, True], [False, False, False]]))
         out = m(x, src_mask=mask, src_key_padding_mask=kpm)
         return out, repr(m), _backward(L, out, x, module=m)
-    same(f, runs=2 if case == "encoder layer" else 1)
+    same(f)
 
 
+@pytest.mark.slow
 def test_decoder_layer_matches_torch():
     def f(L):
         m = copy_weights(L, L.nn.TransformerDecoderLayer(4, 2, 8, 0.0, norm_first=True), 0)
@@ -350,9 +356,10 @@ def test_decoder_layer_matches_torch():
                 tgt_is_causal=True,
                 memory_key_padding_mask=L.tensor(np.array([[False] * 4 + [True], [False] * 5])))
         return out, repr(m), _backward(L, out, x, mem, module=m)
-    same(f, runs=1)
+    same(f)
 
 
+@pytest.mark.slow
 def test_transformer_matches_torch():
     def f(L):
         with warnings.catch_warnings(record=True) as w:
@@ -362,9 +369,10 @@ def test_transformer_matches_torch():
         out = m(src, tgt, tgt_mask=m.generate_square_subsequent_mask(3),
                 src_key_padding_mask=L.tensor(np.array([[False] * 4 + [True], [False] * 5])))
         return out, repr(m), [str(x.message) for x in w], _backward(L, out, src, tgt, module=m)
-    same(f, runs=1)
+    same(f)
 
 
+@pytest.mark.slow
 def test_transformer_eval_unbatched_and_stack():
     def f(L):
         m = copy_weights(L, L.nn.Transformer(4, 2, 1, 1, 8, dropout=0.3), 0).eval()
@@ -373,7 +381,7 @@ def test_transformer_eval_unbatched_and_stack():
         enc = copy_weights(L, L.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), 2)
         return m(src, tgt), enc(src.unsqueeze(1)), \
             [k for k, _ in m.named_parameters()], m.encoder.num_layers
-    same(f, runs=1)
+    same(f)
 
 
 def test_transformer_init_and_mask():
@@ -388,7 +396,7 @@ def test_transformer_init_and_mask():
                 L.nn.Transformer.generate_square_subsequent_mask(2, dtype=L.float64),
                 bool(w.detach().abs().max() <= 0.5), float(m.encoder.layers[0].norm1.weight.sum()),
                 m.d_model, m.nhead, m.batch_first, [str(x.message) for x in caught], acts)
-    same(f, runs=1)
+    same(f)
 
 
 TRANSFORMER_ERRORS = {
@@ -468,6 +476,7 @@ def _run(L, mode, fn):
     return fn()
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("train,mode", [(False, "no_grad"), (False, "grad"),
                                         (False, "inference_mode"), (True, "no_grad"),
                                         (True, "grad")])
@@ -485,7 +494,7 @@ def test_encoder_fast_paths_match_torch(train, mode, batch_first, nested, norm_f
         for case in _KPM:
             kpm = _kpm(L, case)
             attempt(log, case, lambda: _run(L, mode, lambda: enc(x, src_key_padding_mask=kpm)))
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
 def test_encoder_nested_output_is_zero_at_the_padding():
@@ -513,7 +522,7 @@ def test_encoder_mask_check(mask_check):
         for case in ("not left aligned", "left aligned", "float, 0.5 where padded"):
             with L.no_grad():
                 log.append(enc(x, src_key_padding_mask=_kpm(L, case)))
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
 LAYER_CHANGES = {
@@ -542,6 +551,7 @@ LAYER_CHANGES = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("case", list(LAYER_CHANGES))
 def test_encoder_nested_with_changed_layers(case):
     def f(L, log):
@@ -558,7 +568,7 @@ def test_encoder_nested_with_changed_layers(case):
                         attempt(log, kpm, lambda: enc(x, src_key_padding_mask=_kpm(L, kpm)))
         finally:
             L.backends.mha.set_fastpath_enabled(True)
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
 ATTN = {
@@ -575,6 +585,7 @@ ATTN = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("layer_kw", [{}, {"norm_first": True}, {"activation": "gelu"},
                                       {"nhead": 1}, {"bias": False}],
                          ids=["post_norm", "norm_first", "gelu", "odd heads", "no bias"])
@@ -603,9 +614,10 @@ def test_encoder_layer_fast_path_matches_torch(layer_kw, mode):
             attempt(log, case + " + kpm", lambda: run(
                 lambda: m(x, src_mask=mk(L), src_key_padding_mask=_kpm(L, "a fully padded "
                                                                          "sequence"))))
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
+@pytest.mark.slow
 def test_encoder_layer_fast_path_conditions():
     """Each condition that turns torch's fast path off: a float mask then adds, a fully
     masked row gives no NaN."""
@@ -637,9 +649,10 @@ def test_encoder_layer_fast_path_conditions():
                         x[0], src_key_padding_mask=_kpm(L, "a fully padded sequence")[0]))
             finally:
                 L.backends.mha.set_fastpath_enabled(True)
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("ctor", [{}, {"bias": False}, {"add_bias_kv": True},
                                   {"batch_first": False}, {"num_heads": 1}],
                          ids=["fast", "no bias", "bias_kv", "seq first", "odd heads"])
@@ -670,7 +683,7 @@ def test_multihead_attention_fast_path_fully_masked_rows(ctor):
         m.train()
         with L.no_grad():
             log.append(m(x, x, x, key_padding_mask=kpm, need_weights=False))
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
 def test_decoder_and_transformer_fast_paths():
@@ -692,9 +705,10 @@ def test_decoder_and_transformer_fast_paths():
             log.append(t(x, mem, src_key_padding_mask=kpm, memory_key_padding_mask=kpm))
             log.append(t.encoder(x, src_key_padding_mask=kpm))
         log.append(t(x, mem, src_key_padding_mask=kpm, memory_key_padding_mask=kpm))
-    same(f, runs=1, quiet=True)
+    same(f, quiet=True)
 
 
+@pytest.mark.slow
 def test_encoder_nested_warnings():
     """torch's construction warning for every reason its nested path cannot apply, and
     its once-per-process prototype warning at the first nested forward."""
@@ -724,7 +738,7 @@ def test_encoder_nested_warnings():
                     enc = L.nn.TransformerEncoder(make(L), 1, enable_nested_tensor=nested)
                 log.append(([str(x.message) for x in w], [x.category.__name__ for x in w],
                             enc.use_nested_tensor, enc.enable_nested_tensor))
-    same(f, runs=1)
+    same(f)
 
     import subprocess
     import sys

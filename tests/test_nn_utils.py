@@ -137,7 +137,8 @@ def test_register_parametrization():
         P.remove_parametrizations(m, "bias", leave_parametrized=False)
         log.append((m.bias, type(m).__name__))
         P.remove_parametrizations(m, "weight")
-        log.append((type(m).__name__, m.weight, list(m.state_dict()), hasattr(m, "parametrizations")))
+        log.append((type(m).__name__, m.weight, list(m.state_dict()),
+                    hasattr(m, "parametrizations")))
     same(f)
 
 

@@ -68,6 +68,7 @@ def _tol(sample):
     return (2e-5, 2e-5) if single_precision(sample, "float64") else (1e-9, 1e-9)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("sample", [s for s in ALL if s.jax and s.differentiable],
                          ids=lambda s: s.id)
 def test_vjp_matches_jax(sample):
@@ -91,6 +92,7 @@ def _fd_ok(sample):
         all(a.dtype in (FLOAT, "float64") for a in sample.args if a.rg)
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("sample", [s for s in ALL if _fd_ok(s)], ids=lambda s: s.id)
 def test_gradcheck_finite_differences(sample):
     """Central differences of L(x) = Re sum_i <v_i, out_i(x)> in float64, along seeded
@@ -137,6 +139,7 @@ def _ops_in_graph(roots):
     return names
 
 
+@pytest.mark.slow
 def test_samples_reach_their_op():
     """Each differentiable op's samples record its node: in the forward graph, or in the
     graph of the first-order gradients (create_graph, grad_outputs requiring grad), which

@@ -19,7 +19,7 @@ import torch
 import conftest
 import eagergrad as eg
 from eagergrad._dtypes import FROM_NP
-from _samples import (ALL, as_list, dtype_name, make_inputs, random_like, to_np,
+from _samples import (ALL, as_list, dtype_name, make_inputs, random_like, sweep_marks, to_np,
                       tolerance)
 
 # ---- running a sample in both libraries (forward results are cached per test run) --------
@@ -188,6 +188,7 @@ def _params(aspect, want=lambda s, dt: True, samples=ALL):
             if want(s, dt):
                 marks = [pytest.mark.xfail(reason=s.xfail[aspect], strict=True)] \
                     if aspect in s.xfail else []
+                marks += sweep_marks(s, dt)
                 out.append(pytest.param(s, dt, id=f"{s.id}-{dt}", marks=marks))
     return out
 

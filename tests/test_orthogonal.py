@@ -15,8 +15,6 @@ CASES = [  # (out, in), orthogonal_map, use_trivialization, dtype
     ((4, 3), None, True, "float32"),             # householder by default (tall)
     ((3, 4), "cayley", False, "float64"),        # wide: works on the transpose
 ]  # complex (unitary) weights: test_right_inverse_assignment
-# two eagergrad runs per scenario (node by node, then fused), not three: keeps the file cheap
-RUNS2 = {"runs": 2}
 
 
 def _orth(L, shape, omap, triv, dtype):
@@ -72,7 +70,7 @@ def test_orthogonal_training(shape, omap, triv, dtype):
         out["still orthogonal"] = _eye_residual(L, m.weight.detach()) < 1e-4
         return out
 
-    got = same(f, **RUNS2)
+    got = same(f)
     assert got["orthogonal"] and got["still orthogonal"]
 
 
@@ -104,7 +102,7 @@ def test_right_inverse_assignment(shape, omap, triv, cplx):
                     lambda: setattr(m, "weight", L.ones(shape[0] + 1, shape[1])))
         return out
 
-    got = same(f, **RUNS2)
+    got = same(f)
     np.testing.assert_allclose(got["weight"].values, q, rtol=0, atol=1e-10)
 
 
@@ -119,7 +117,7 @@ def test_errors_and_defaults():
         m = O(L.nn.Linear(3, 3), orthogonal_map="matrix_exp", use_trivialization=False)
         attempt(log, "assign expm untrivialized",
                 lambda: setattr(m, "weight", L.eye(3)))
-    same(f, **RUNS2)
+    same(f)
 
 
 def _with(L, w):
@@ -171,7 +169,7 @@ def test_linalg_argument_errors():
         q = L.linalg.qr(a, mode="r")
         log.append(("qr r", q.Q, q.R, q.R.stride(), L.qr(a, some=False).Q.shape, a.qr().R,
                     repr(L.linalg.qr(a)).split("(")[0].replace("eagergrad", "torch")))
-    same(f, quiet=True, **RUNS2)
+    same(f, quiet=True)
 
 
 def test_complex_gradients():
@@ -190,4 +188,4 @@ def test_complex_gradients():
         loss = sum((o * o.conj()).real.sum() + o.real.sum() for o in outs)
         return outs, L.autograd.grad(loss, (A, B))
 
-    same(f, **RUNS2)
+    same(f)

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # (whole processes)
+
 HERE = os.path.dirname(__file__)
 MLP = os.path.join(HERE, "scripts", "mlp_sgd.py")
 

@@ -13,6 +13,8 @@ from eagergrad._cache import EXECUTABLES
 from eagergrad.engine import fused
 from eagergrad._mode import CAPTURING
 
+pytestmark = pytest.mark.slow  # (threads, long runs)
+
 ROUNDS = 12
 
 

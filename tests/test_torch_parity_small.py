@@ -230,7 +230,7 @@ def test_optimizer_loaded_state_of_the_wrong_shape(opt, key, shape):
             warnings.simplefilter("ignore")
             o2.step()
         return p, {k: v for k, v in o2.state[p].items()}  # when torch does not raise
-    same(f, runs=1)
+    same(f)
 
 
 def test_optimizer_wrong_state_message_examples():
@@ -266,7 +266,7 @@ def test_optimizer_wrong_state_complex_and_float64():
             o2 = L.optim.Adam([p])
             o2.load_state_dict(sd)
             o2.step()
-        same(f, runs=1)
+        same(f)
     for shape in [(5,), (3, 2)]:  # float64 state for a float32 parameter: cast on load
         def g(L):
             p, o = _trained(L, "Adam", {})
@@ -276,7 +276,7 @@ def test_optimizer_wrong_state_complex_and_float64():
             o2.load_state_dict(sd)
             o2.step()
             return p
-        same(g, runs=1)
+        same(g)
 
 
 def _later_parameter_bad(L, log, fix):
@@ -299,7 +299,7 @@ def _later_parameter_bad(L, log, fix):
 
 def test_optimizer_wrong_state_of_a_later_parameter():
     """The parameters before the bad one are updated, as torch's loop does."""
-    same(lambda L, log: _later_parameter_bad(L, log, fix=False), runs=1)
+    same(lambda L, log: _later_parameter_bad(L, log, fix=False))
 
 
 @pytest.mark.xfail(strict=True, reason="optim/_kernels.py checks a parameter's states before "
@@ -307,4 +307,4 @@ def test_optimizer_wrong_state_of_a_later_parameter():
                    "failing one (step += 1, exp_avg.lerp_), so a step after fixing the state "
                    "differs")
 def test_optimizer_wrong_state_partial_update_before_the_error():
-    same(lambda L, log: _later_parameter_bad(L, log, fix=True), runs=1)
+    same(lambda L, log: _later_parameter_bad(L, log, fix=True))
