@@ -132,6 +132,7 @@ def _delta(before):
     return {k: T.COUNTS[k] - v for k, v in before.items()}
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_body_runs_as_often_as_torchs(name, path):

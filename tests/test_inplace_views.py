@@ -141,6 +141,7 @@ VIEWS = {
 }
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("name", VIEWS)
 def test_view_metadata_and_aliasing(name):
     """_is_view(), _base, strides, storage offset and contiguity are torch's; a write

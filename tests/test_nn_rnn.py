@@ -117,7 +117,7 @@ def test_given_hx(cls, kw, shape, dtype):
     same(f)
 
 
-@pytest.mark.fast_first
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", ["LSTM", "RNN"])
 def test_packed_sequence(cls):
     """Unsorted lengths through a bidirectional (RNN: 2-layer) module: PackedSequence out,

@@ -123,6 +123,7 @@ def _compare_traces(t, e, rtol):
         assert b[2:] == a[2:], f"versions at step {k}: torch {a[2:]}, eagergrad {b[2:]}"
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,kw", CASES, ids=IDS)
 def test_steps_match_torch(name, kw, dtype):

@@ -36,6 +36,7 @@ CASES = [
 IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for n, kw in CASES]
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,kw", CASES, ids=IDS)
 def test_steps_match_torch(name, kw, dtype):

@@ -42,6 +42,7 @@ def _eye_residual(L, W):
     return (G - L.eye(G.shape[-1], dtype=G.dtype)).abs().max().item()
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("shape,omap,triv,dtype", CASES)
 def test_orthogonal_training(shape, omap, triv, dtype):
     ref = _reference(shape, omap, triv, dtype)
@@ -74,6 +75,7 @@ def test_orthogonal_training(shape, omap, triv, dtype):
     assert got["orthogonal"] and got["still orthogonal"]
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("shape,omap,triv,cplx", [
     ((3, 3), "cayley", True, False), ((3, 4), "householder", False, False),
     ((2, 3, 3), "matrix_exp", True, True)])

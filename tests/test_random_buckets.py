@@ -76,6 +76,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [c[0] for c in CASES])
 def test_draws_are_jax_samplers_numbers_for_every_shape(name):
     _, draw, expected = next(c for c in CASES if c[0] == name)
@@ -127,6 +128,7 @@ DTYPE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("i", range(len(DTYPE_CASES)),
                          ids=[f"{c[0]}-{c[1]}" for c in DTYPE_CASES])
 def test_draws_of_every_dtype_are_jax_samplers_numbers(i):

@@ -164,6 +164,7 @@ def test_backward_at_ties():
     same(f)
 
 
+@pytest.mark.slow
 def test_under_jit():
     """The kernels are tracer-safe: the same results under jax.jit and jax.vmap."""
     def f(x):

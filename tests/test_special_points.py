@@ -20,7 +20,7 @@ import pytest
 
 import eagergrad as eg
 from eagergrad.ops import OPS
-from _samples import ALL, Arg, FLOAT, COMPLEX, S, V, I, make_inputs, as_list, sweep_marks
+from _samples import ALL, Arg, FLOAT, COMPLEX, S, V, I, make_inputs, as_list
 from _samples_conv import SPECIAL as _CONV
 from _samples_linalg import SPECIAL as _LINALG
 from _samples_nn import SPECIAL as _NN
@@ -242,14 +242,8 @@ def _reaches(op, sample):
     return False
 
 
-_FIRST = {}  # op -> its first special case: the fast tier's
-for _op, _s in _CASES:
-    _FIRST.setdefault(_op, _s)
-
-
-@pytest.mark.parametrize("op,sample", [
-    pytest.param(op, s, id=f"{op}-{s.name}", marks=[] if _FIRST[op] is s else [pytest.mark.slow])
-    for op, s in _CASES])
+@pytest.mark.fast_first
+@pytest.mark.parametrize("op,sample", _CASES, ids=[f"{op}-{s.name}" for op, s in _CASES])
 def test_special_points(op, sample):
     if sample.differentiable and not sample.nondiff:
         assert _reaches(op, sample), f"the sample does not record {OPS[op].Node.__name__}"
@@ -266,8 +260,8 @@ SWEEP = [_at(s, v) for s in ALL if any(a.dtype in (FLOAT, COMPLEX) for a in s.ar
          for v in (0.0, 1.0)]
 
 
-@pytest.mark.parametrize("sample", [pytest.param(s, id=s.id, marks=sweep_marks(s))
-                                    for s in SWEEP])
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", SWEEP, ids=[s.id for s in SWEEP])
 def test_sweep(sample):
     # (no graph check here: ops are tracer-safe, so a graph cannot depend on the values;
     # test_ops_torch compares every sample's graph)

@@ -212,6 +212,7 @@ CASES = [(o, k, s) for o, (name, kw) in OPTIMIZERS.items() for k in _keys(name, 
 KNOWN = {("RAdam", "exp_avg_sq", (2, 3, 2))}
 
 
+@pytest.mark.fast_first
 @pytest.mark.parametrize("opt,key,shape", [
     pytest.param(*c, marks=pytest.mark.xfail(
         strict=True, reason="optim/_kernels.py: a RAdam exp_avg_sq larger than its parameter "
