@@ -1,5 +1,6 @@
 """The package's layers (docs/design.md §2): every import, module-level or inside a function,
-goes down this order, and no import circle exists anywhere in the package."""
+goes down this order (inside func/ and nn/ too: SUBLAYERS), and no import circle exists
+anywhere in the package."""
 import ast
 import pathlib
 
@@ -85,6 +86,46 @@ def test_every_import_goes_down_the_layers():
             if _layer(t) > _layer(mod):
                 bad.append(f"{mod} imports {t}")
     assert not bad, "imports against the layer order:\n" + "\n".join(sorted(bad))
+
+
+# inside a package, lowest first: its modules import down this order too
+SUBLAYERS = {
+    # torch.func: pytrees and tracing; the traced-program machinery; levels and the jax side
+    # of each transform; autograd over a transform; deferred transforms; the transforms
+    "eagergrad.func": [["_pytree", "_trace"], ["_program"], ["_levels", "_jax_transforms"],
+                       ["_autograd"], ["_deferred"],
+                       ["_eager_transforms", "_vmap", "_functional_call"], ["__init__"]],
+    # torch.nn: the functional code never imports a module class (as torch's F)
+    "eagergrad.nn": [["_functional", "functional", "init", "parameter"],
+                     ["modules", "utils", "__init__"]],
+}
+
+
+def _sublayer(pkg, mod):
+    if mod == pkg:
+        first = "__init__"
+    elif mod.startswith(pkg + "."):
+        first = mod[len(pkg) + 1:].split(".")[0]
+    else:
+        return None
+    for rank, names in enumerate(SUBLAYERS[pkg]):
+        if first in names:
+            return rank
+    raise AssertionError(f"{mod} is in no sublayer of {pkg}: add it to SUBLAYERS")
+
+
+def test_imports_inside_func_and_nn_go_down_their_order():
+    bad = []
+    for mod, targets in _graph().items():
+        for pkg in SUBLAYERS:
+            r = _sublayer(pkg, mod)
+            if r is None:
+                continue
+            for t in targets:
+                rt = _sublayer(pkg, t)
+                if rt is not None and rt > r:
+                    bad.append(f"{mod} imports {t}")
+    assert not bad, "imports against the order inside a package:\n" + "\n".join(sorted(bad))
 
 
 def test_no_import_circle():
