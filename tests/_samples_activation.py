@@ -91,6 +91,19 @@ SAMPLES = {
         S(lambda m, x: _f(m).rrelu(x * 1, 0.1, 0.3, inplace=True), F(4), name="eval"),
         S(lambda m, x: m.rrelu_(x * 1, 0.25, 0.25, True), F(4), name="training, lower == upper"),
     ],
+    # the gradients' own ops (ops/activation.py NOTE [mask backwards]), whose nodes the
+    # double-backward check runs
+    "threshold_backward": [
+        S(lambda m, x: m.relu(x), F(2, 3), name="relu, via double backward"),
+        S(lambda m, x: _f(m).threshold(x, 0.1, 20.0), F(4), name="threshold"),
+    ],
+    "leaky_relu_backward": [
+        S(lambda m, x: _f(m).leaky_relu(x, 0.2), F(2, 3), name="via double backward"),
+        S(lambda m, x: _f(m).leaky_relu_(x * 1, 0.3), F(4), name="in place (on the result)"),
+    ],
+    "hardtanh_backward": [S(lambda m, x: _f(m).relu6(x * 4), F(5), name="relu6")],
+    "hardshrink_backward": [S(lambda m, x: _f(m).hardshrink(x), F(2, 3))],
+    "softshrink_backward": [S(lambda m, x: _f(m).softshrink(x, 0.3), F(2, 3))],
     # torch's compositions
     "div": [S(lambda m, x: _f(m).softsign(x), F(2, 3), name="softsign")],
     "softmax": [S(lambda m, x: _f(m).softmin(x, 1), F(2, 3), name="softmin")],
@@ -137,3 +150,7 @@ SPECIAL = {
 
 _SMOOTH = "analytic: its values at 0 and 1 are in the sweep"
 SMOOTH = dict.fromkeys(("gelu", "silu", "mish", "log_sigmoid_forward", "glu"), _SMOOTH)
+SMOOTH.update(dict.fromkeys(
+    ("threshold_backward", "leaky_relu_backward", "hardtanh_backward", "hardshrink_backward",
+     "softshrink_backward"), "linear in grad_output, a zero derivative for self: its mask's "
+    "boundary points are the forward op's special points (relu, leaky_relu, ...)"))

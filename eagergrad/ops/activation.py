@@ -23,9 +23,10 @@ from ..engine.grad_mode import STATE
 from ._table import call_op, defop
 from .inplace import inplace
 from .pointwise import (_at_least, _at_most, check_scalar, over, scalar_type, scalar_types,
-                        times, where)
+                        times, where, _zeros)
 from .shape import cat
 
+from .unary import THRESHOLD_BACKWARD
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -152,6 +153,55 @@ def _elu_back_result(grad, result, alpha, scale, input_scale):
 
 
 # NOTE [traced scalars] (pointwise.py): the activations' numbers (elu's alpha, leaky_relu's
+# NOTE [mask backwards]: torch computes the gradients of the piecewise-linear activations
+# with ops of their own (threshold_backward, leaky_relu_backward, hardtanh_backward,
+# hardshrink_backward, softshrink_backward; threshold_backward, relu's, in unary.py) whose
+# nodes take the saved input (or result)
+# as a differentiable input with a zero derivative: under create_graph the first-order
+# gradient requires grad through it (ThresholdBackwardBackward0 -> ReluBackward0), so a
+# gradient penalty through relu runs, as in torch. A mask computed by a comparison would
+# leave that gradient constant.
+def _mask_backward(name, kernel, attrs, grad_output, dynamic=()):
+    """One of these ops (threshold_backward, relu's, is in unary.py)."""
+    op = defop(name, kernel, inputs=("grad_output", "self"), attrs=attrs, dynamic=dynamic,
+               grad_output=grad_output, self=_zeros)
+    if dynamic:
+        op.static_of = scalar_types
+    return op
+
+
+def _zero_where(mask, g):
+    return jnp.where(mask, jnp.zeros((), g.dtype), g)
+
+
+def _in_band(self, lambd):
+    return (self >= -lambd) & (self <= lambd)
+
+
+LEAKY_RELU_BACKWARD = _mask_backward(
+    "leaky_relu_backward", lambda grad_output, self, negative_slope: jnp.where(
+        self > 0, grad_output, times(grad_output, _s(negative_slope, grad_output))),
+    ("negative_slope",), lambda grad, self, negative_slope:
+    _leaky_relu_backward(grad, self, negative_slope), ("negative_slope",))
+HARDTANH_BACKWARD = _mask_backward(
+    "hardtanh_backward", lambda grad_output, self, min_val, max_val: _zero_where(
+        (self <= _s(min_val, self)) | (self >= _s(max_val, self)), grad_output),
+    ("min_val", "max_val"), lambda grad, self, min_val, max_val:
+    call_op(HARDTANH_BACKWARD, (grad, self), (min_val, max_val)), ("min_val", "max_val"))
+HARDSHRINK_BACKWARD = _mask_backward(
+    "hardshrink_backward", lambda grad_output, self, lambd: _zero_where(
+        _in_band(self, lambd), grad_output), ("lambd",),
+    lambda grad, self, lambd: call_op(HARDSHRINK_BACKWARD, (grad, self), (lambd,)))
+SOFTSHRINK_BACKWARD = _mask_backward(
+    "softshrink_backward", lambda grad_output, self, lambd: _zero_where(
+        _in_band(self, lambd), grad_output), ("lambd",),
+    lambda grad, self, lambd: call_op(SOFTSHRINK_BACKWARD, (grad, self), (lambd,)))
+
+
+def _leaky_relu_backward(grad, self, negative_slope):
+    return call_op(LEAKY_RELU_BACKWARD, (grad, self), (negative_slope,))
+
+
 # slope, softplus' beta and threshold, hardtanh's bounds, threshold's threshold and value)
 # are traced; elu's scale and input_scale (constants: 1, or selu's) stay in the key
 _ELU_ERR = _kernel_error("elu_cpu")
@@ -246,14 +296,13 @@ def _leaky_back_result(grad, result, negative_slope):
             "negative slope, please call out-of-place version instead. File an issue at "
             "https://github.com/pytorch/pytorch if you do require supporting in-place "
             "leakRelu backward calculation with negative slope")
-    return where(result > 0, grad, grad * negative_slope)
+    return _leaky_relu_backward(grad, result, negative_slope)
 
 
 _LEAKY_ERR = _kernel_error("leaky_relu_cpu")
 LEAKY_RELU = defop("leaky_relu", _leaky_k, attrs=("negative_slope",), complex_error=_LEAKY_ERR,
-                   dynamic=("negative_slope",),
-                   self=lambda grad, self, negative_slope:
-                   where(self > 0, grad, grad * negative_slope))
+                   dynamic=("negative_slope",), self=lambda grad, self, negative_slope:
+                   _leaky_relu_backward(grad, self, negative_slope))
 LEAKY_RELU_ = defop("leaky_relu_", _leaky_k, attrs=("negative_slope",),
                     node="LeakyReluBackward1", complex_error=_LEAKY_ERR,
                     dynamic=("negative_slope",), self=_leaky_back_result)
@@ -306,7 +355,7 @@ HARDTANH = defop("hardtanh", _hardtanh_k, attrs=("min_val", "max_val"),
                  complex_error=(NotImplementedError, "clamp is not supported for complex types"),
                  dynamic=("min_val", "max_val"),
                  self=lambda grad, self, min_val, max_val:
-                 where((self <= min_val) | (self >= max_val), 0.0, grad))
+                 call_op(HARDTANH_BACKWARD, (grad, self), (min_val, max_val)))
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -398,7 +447,7 @@ def _threshold_k(self, threshold, value):
 
 
 def _threshold_back(grad, self, threshold, value):
-    return where(self <= threshold, 0.0, grad)
+    return call_op(THRESHOLD_BACKWARD, (grad, self), (threshold,))
 
 
 _THR_ERR = _kernel_error("threshold_cpu")
@@ -493,13 +542,13 @@ def prelu(input, weight):
 
 
 # ---- hardshrink / softshrink ---------------------------------------------------------------
-def _shrink_back(grad, self, lambd):
-    return where((self >= -lambd) & (self <= lambd), 0.0, grad)
+def _shrink_back(op):
+    return lambda grad, self, lambd: call_op(op, (grad, self), (lambd,))
 
 
 HARDSHRINK = defop("hardshrink", lambda self, lambd: jnp.where(
-    (self >= -lambd) & (self <= lambd), jnp.zeros((), self.dtype), self), attrs=("lambd",),
-    complex_error=_kernel_error("hardshrink_cpu"), self=_shrink_back)
+    _in_band(self, lambd), jnp.zeros((), self.dtype), self), attrs=("lambd",),
+    complex_error=_kernel_error("hardshrink_cpu"), self=_shrink_back(HARDSHRINK_BACKWARD))
 
 
 def _softshrink_k(self, lambd):
@@ -509,7 +558,8 @@ def _softshrink_k(self, lambd):
 
 
 SOFTSHRINK = defop("softshrink", _softshrink_k, attrs=("lambd",),
-                   complex_error=_kernel_error("softshrink_check"), self=_shrink_back)
+                   complex_error=_kernel_error("softshrink_check"),
+                   self=_shrink_back(SOFTSHRINK_BACKWARD))
 
 
 def hardshrink(input, lambd=0.5):

@@ -13,7 +13,7 @@ from ._args import float_of, promote
 from ._table import defop, call_op
 from ..engine.grad_mode import STATE
 from .pointwise import (_c, _check_broadcast, _CLAMP_COMPLEX, _cpu_kernel, _need_tensors, _no_out,
-                        _run, where, _zeros)
+                        _run, scalar_types, where, _zeros)
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -36,6 +36,17 @@ _NO_COMPLEX = dict(
     trunc=(NotImplementedError, "trunc is not supported for complex inputs"),
     frac=_cpu_kernel("frac_cpu"), round=_cpu_kernel("round_vml_cpu"),
     erf=_cpu_kernel("erf_vml_cpu"), relu=_CLAMP_COMPLEX)
+
+
+# relu's backward (and threshold's: ops/activation.py NOTE [mask backwards])
+THRESHOLD_BACKWARD = defop(
+    "threshold_backward", lambda grad_output, self, threshold: jnp.where(
+        self <= jnp.asarray(threshold, self.dtype), jnp.zeros((), grad_output.dtype),
+        grad_output), inputs=("grad_output", "self"), attrs=("threshold",),
+    dynamic=("threshold",), self=_zeros,
+    grad_output=lambda grad, self, threshold:
+    call_op(THRESHOLD_BACKWARD, (grad, self), (threshold,)))
+THRESHOLD_BACKWARD.static_of = scalar_types
 
 
 _SPECS = dict(
@@ -62,7 +73,8 @@ _SPECS = dict(
              True, lambda grad, result: grad * (result * (1 - result)).conj()),
     erf=(lax.erf, True, lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad),
     reciprocal=(jnp.reciprocal, True, lambda grad, result: -grad * (result * result).conj()),
-    relu=(lambda a: jnp.maximum(a, 0), False, lambda grad, result: where(result <= 0, 0.0, grad)),
+    relu=(lambda a: jnp.maximum(a, 0), False,
+          lambda grad, result: call_op(THRESHOLD_BACKWARD, (grad, result), (0,))),
     abs=(jnp.abs, False, lambda grad, self: grad * self.sgn()),
     sgn=(lambda a: jnp.where(a == 0, 0, a / jnp.where(a == 0, 1, jnp.abs(a)))
          if jnp.iscomplexobj(a) else jnp.sign(a), False,
