@@ -24,6 +24,14 @@ S._register_view_writers()
 GRAD_OPS.add = P.add
 GRAD_OPS.add_ = lambda t, other: inplace(t, P.add, other)
 GRAD_OPS.copy_ = lambda t, src: inplace(t, _copy, src)
+# the dim-taking ops that take a 0-d tensor's dim 0 / -1 as torch does (OpDef.scalar_as_vector)
+# (the reductions over a tuple of dims reduce over none: reduce.py's _dims)
+for _name in ("prod_dim", "max_dim", "min_dim", "softmax", "log_softmax", "_safe_softmax",
+              "cumsum", "cumsum_backward", "gather", "scatter", "scatter_add", "scatter_value",
+              "index_select", "index_add", "index_copy", "index_fill", "sort", "sort_stable",
+              "argsort", "topk", "kthvalue", "median_dim"):
+    OPS[_name].scalar_as_vector()
+
 GRAD_OPS.sum_to_size = S._sum_to_size
 GRAD_OPS.real = S.real
 GRAD_OPS.to = S.to

@@ -396,6 +396,20 @@ class OpDef:
 
     def static_attrs(self, attrs):
         """attrs with the dynamic ones (traced scalars) as None: the kernel's key. An op
+    def scalar_as_vector(self):
+        """torch's rule for a dim-taking op on a 0-d tensor: dim 0 (or -1) names the one
+        element, as on a tensor of shape (1,), and the results stay 0-d. The kernel sees
+        0-d inputs as (1,) and gives (1,) results back as 0-d (eagergrad/ops/__init__.py
+        lists the ops)."""
+        kernel = self.kernel
+
+        def k(*arrays, **attrs):
+            if not arrays or arrays[0].ndim:
+                return kernel(*arrays, **attrs)
+            outs = kernel(*[a.reshape(1) if a.ndim == 0 else a for a in arrays], **attrs)
+            return jax.tree.map(lambda o: o.reshape(()) if o.shape == (1,) else o, outs)
+        self.kernel = k
+
         whose dynamic attributes also fix a static quantity derives the key itself,
         assigning its own `static_of` (slice keys its length, end - start, in end's
         place; add bakes in alpha == 1)."""

@@ -10,6 +10,7 @@ from ..creation import from_jax
 from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import Tensor
 from ._table import defop, call_op
+from ._autocast import autocast_op
 from .scatter import zeros_scatter
 from .pointwise import maximum, minimum, where
 
@@ -22,7 +23,7 @@ def _dims(dim, ndim):
     out = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
     if len(set(out)) != len(out):
         raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-    return out
+    return out if ndim else ()  # (a 0-d tensor's dim 0 / -1: a reduction over nothing)
 
 
 def _restore(g, dim, keepdim):
@@ -131,15 +132,17 @@ def _prod_others(self, dim, result):
 
 
 PROD0 = defop("prod", lambda self, dtype: jnp.prod(self, dtype=dtype.np), attrs=("dtype",),
-              self=lambda grad, self, result: grad * _prod_others(self, None, result).conj())
+              self=lambda grad, self, result:
+              grad if not self.ndim else grad * _prod_others(self, None, result).conj())
 PROD1 = defop("prod_dim", lambda self, dim, keepdim, dtype:
               jnp.prod(self, axis=dim, keepdims=keepdim, dtype=dtype.np),
               attrs=("dim", "keepdim", "dtype"), node="ProdBackward1",
-              self=lambda grad, self, result, dim, keepdim:
+              self=lambda grad, self, result, dim, keepdim: grad if not self.ndim else
               _restore(grad, (dim,), keepdim) *
               _prod_others(self, dim, _restore(result, (dim,), keepdim)).conj())
 
 
+@autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     dt = _sum_dtype(input.dtype, dtype)
     if dim is None:
@@ -154,7 +157,7 @@ def _even(grad, self, dim, keepdim, result):
 
 
 def _check_nonempty(input, name, dims):
-    for d in dims:
+    for d in dims if input.ndim else ():
         if input._shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
@@ -271,7 +274,8 @@ def _argfn(fn, name):
         if input.dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
         a = input._value
-        if dim is None:
+        if dim is None or not input.ndim:
+            _wrap_dim(0 if dim is None else dim, input.ndim)
             return from_jax(fn(a.reshape(-1)).astype(jnp.int64))
         return from_jax(fn(a, axis=_wrap_dim(dim, input.ndim), keepdims=keepdim)
                         .astype(jnp.int64))
@@ -314,7 +318,12 @@ STD = defop("std", lambda self, dim, correction, keepdim:
 
 
 def _var_args(input, dim, unbiased, correction):
-    if unbiased is not None and not isinstance(unbiased, bool):  # var(x, 0) means dim 0
+    if isinstance(dim, bool):  # the var(input, unbiased) overload: var(x, False)
+        if unbiased is not None:
+            raise TypeError("received an invalid combination of arguments - got (Tensor, "
+                            "bool, bool)")
+        dim, unbiased = None, dim
+    elif unbiased is not None and not isinstance(unbiased, bool):  # var(x, 0) means dim 0
         dim, unbiased = unbiased, None
     if correction is None:
         correction = 0 if unbiased is False else 1

@@ -99,12 +99,19 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         src = value
     if isinstance(src, Tensor):
         return call_op(SCATTER, (input, index, src), (d,))
+        _same_dtype(input, src)
     return call_op(SCATTER_V, (input, index, as_t(src).to(input.dtype)), (d,))
 
 
 def scatter_add(input, dim, index, src):
+def _same_dtype(input, src):
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+
+
     _check_index(index, "scatter")
     return call_op(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
+    _same_dtype(input, src)
 
 
 def zeros_scatter(grad, dim, indices, sizes):
@@ -212,6 +219,10 @@ def index_add(input, dim, index, source, *, alpha=1):
 def index_copy(input, dim, index, source):
     return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
                (_wrap_dim(dim, input.ndim),))
+    if source.dtype is not input.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {input.dtype.scalar_name} and (source) "
+                           f"{source.dtype.scalar_name}")
 
 
 @overlap_rule(internal=False, partial=False)

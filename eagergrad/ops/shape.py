@@ -188,15 +188,21 @@ _perm_strides = {}  # (attrs, source strides) -> a transpose's or permute's stri
 def _perm_of(attrs, nd):
     if len(attrs) == 2:  # transpose(dim0, dim1)
         p = list(range(nd))
+        if not nd:  # (a 0-d tensor's transpose(0, -1): itself)
+            return []
         p[attrs[0]], p[attrs[1]] = p[attrs[1]], p[attrs[0]]
         return p
     return attrs[0]
 
 
-TRANSPOSE = defop("transpose", lambda self, dim0, dim1: jnp.swapaxes(self, dim0, dim1),
+def _swapaxes(self, dim0, dim1):
+    return jnp.swapaxes(self, dim0, dim1) if self.ndim else self
+
+
+TRANSPOSE = defop("transpose", _swapaxes,
                   attrs=("dim0", "dim1"), view=_perm_meta, replay_in=True,
                   self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
-T = defop("t", lambda self, dim0, dim1: jnp.swapaxes(self, dim0, dim1), attrs=("dim0", "dim1"),
+T = defop("t", _swapaxes, attrs=("dim0", "dim1"),
           node="TBackward0", view=_perm_meta, replay_in=True, self=lambda grad: grad.t())
 PERMUTE = defop("permute", lambda self, dims: jnp.transpose(self, dims), attrs=("dims",),
                 view=_perm_meta, replay_in=True,
@@ -407,6 +413,8 @@ def _slice(input, dim, start, end, step=1):
 
 def narrow(input, dim, start, length):
     d = _wrap_dim(dim, input.ndim)
+    if not input.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if start < 0:
         start += input._shape[d]
     if start + length > input._shape[d] or length < 0:
@@ -471,6 +479,8 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     return call_op(UNBIND, (input,), (_wrap_dim(dim, input.ndim),))
+    if not input.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 # ---- cat / stack (variadic differentiable input) ---------------------------------------
@@ -761,6 +771,8 @@ def movedim(input, source, destination):
     order = [d for d in range(nd) if d not in src]
     perm = [None] * nd
     for s, d in zip(src, dst):
+    if not nd:  # torch: a 0-d tensor's movedim(0, 0) is an alias
+        return call_op(ALIAS, (input,))
         perm[d] = s
     it = iter(order)
     perm = [p if p is not None else next(it) for p in perm]
