@@ -15,6 +15,9 @@ from . import _torch_names  # noqa: E402
 from ._dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: E402,F401
                       bfloat16, float32, float64, complex64, complex128, dtype,
                       get_default_dtype, set_default_dtype, promote_types)
+from ._layouts import (memory_format, contiguous_format, preserve_format,  # noqa: E402,F401
+                       channels_last, channels_last_3d, layout, strided, sparse_coo,
+                       sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged)
 from .tensor import Tensor, is_tensor, numel, is_floating_point, is_complex  # noqa: E402,F401
 from .size import Size  # noqa: E402,F401
 from .device import device, get_default_device, set_default_device  # noqa: E402,F401
@@ -29,7 +32,7 @@ from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empt
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
 from . import accelerator, autograd, backends, cuda, func, linalg, testing, viz  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
+from . import nn, onnx  # noqa: E402,F401
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)

@@ -299,14 +299,29 @@ def module_getattr(module_name, torch_name):
     return __getattr__
 
 
+class _Absent:
+    """A Tensor attribute eagergrad lacks: reading it from a tensor raises NotImplementedAPI,
+    and from the class (`torch.Tensor.stft`, an unbound method) gives a function that
+    raises it when called, as calling the missing method would."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            def absent(*args, **kwargs):
+                raise missing(f"torch.Tensor.{self.name}")
+            absent.__name__ = self.name
+            return absent
+        raise missing(f"torch.Tensor.{self.name}")
+
+
 def _absent(name):
-    def get(self):
-        raise missing(f"torch.Tensor.{name}")
-    return property(get)
+    return _Absent(name)
 
 
 def mark_missing_tensor_attributes(cls):
-    """Give `cls` a property raising NotImplementedAPI for each torch.Tensor attribute it
+    """Give `cls` an _Absent (NotImplementedAPI) for each torch.Tensor attribute it
     lacks (a class-level __getattr__ would slow down every attribute read of a tensor)."""
     for name in TENSOR_ATTRIBUTES:
         if not hasattr(cls, name):

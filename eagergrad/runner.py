@@ -30,13 +30,19 @@ class _Alias(importlib.abc.Loader):
         pass  # the eagergrad module is already executed
 
 
+# functorch: the legacy name of torch.func, still imported by tutorials
+_ROOTS = {"torch": "eagergrad", "functorch": "eagergrad.func"}
+
+
 class TorchFinder(importlib.abc.MetaPathFinder):
-    """Resolves `torch` and `torch.*` to `eagergrad` and `eagergrad.*`."""
+    """Resolves `torch` and `torch.*` to `eagergrad` and `eagergrad.*` (and `functorch` to
+    `eagergrad.func`)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch" and not fullname.startswith("torch."):
+        root = fullname.split(".", 1)[0]
+        if root not in _ROOTS:
             return None
-        target = "eagergrad" + fullname[len("torch"):]
+        target = _ROOTS[root] + fullname[len(root):]
         try:
             found = importlib.util.find_spec(target)
         except ModuleNotFoundError:
@@ -54,7 +60,7 @@ class TorchFinder(importlib.abc.MetaPathFinder):
 
 def install():
     """Put the finder first on sys.meta_path (forgetting any torch already imported)."""
-    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+    for name in [n for n in sys.modules if n.split(".", 1)[0] in _ROOTS]:
         del sys.modules[name]
     if not any(isinstance(f, TorchFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TorchFinder())

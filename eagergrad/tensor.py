@@ -11,6 +11,7 @@ from . import _dtypes as D
 from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
 from ._shapes import wrap_dim as _wrap_dim
+from ._torch_names import missing
 from ._storage import Storage, VersionCounter, contiguous_strides, view_of, write_into
 from .size import Size
 from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
@@ -310,6 +311,8 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format._name.startswith("channels_last"):
+            raise missing(f"torch.Tensor.is_contiguous(memory_format=torch.{memory_format._name})")
         if self._stride is None:
             return True
         expected = 1

@@ -11,12 +11,12 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 # lowest first; a module may import modules of its own layer or below, never above
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
-     "_shapes", "size", "device", "_repr", "cuda", "backends", "accelerator"],
+     "_shapes", "_layouts", "size", "device", "_repr", "cuda", "backends", "accelerator"],
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
     ["linalg", "nn", "optim", "utils", "serialization"],
-    ["autograd", "func", "testing", "viz", "interop", "demo", "runner", "__main__",
+    ["autograd", "func", "testing", "viz", "interop", "demo", "runner", "__main__", "onnx",
      "_tensor_methods", "__init__"],
 ]
 
@@ -97,7 +97,7 @@ SUBLAYERS = {
                        ["_eager_transforms", "_vmap", "_functional_call"], ["__init__"]],
     # torch.nn: the functional code never imports a module class (as torch's F)
     "eagergrad.nn": [["_functional", "functional", "init", "parameter"],
-                     ["modules", "utils", "__init__"]],
+                     ["modules", "utils", "parallel", "__init__"]],
 }
 
 

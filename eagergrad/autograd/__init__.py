@@ -7,6 +7,7 @@ from ..engine.anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # n
 from . import forward_ad, function, functional, graph  # noqa: F401
 from ._api import backward, grad  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401  (the functions, as torch)
+from .variable import Variable  # noqa: F401
 from .._torch_names import module_getattr
 
 __getattr__ = module_getattr("eagergrad.autograd", "torch.autograd")
