@@ -47,6 +47,8 @@ SAMPLES = {
           name="broadcast input"),
         S(lambda m, a, b, c: a.baddbmm(b, c, beta=0.5, alpha=-2.0), F(2, 2, 3), F(2, 2, 4),
           F(2, 4, 3), name="method, beta, alpha"),
+        S(lambda m, a, b, c: m.baddbmm(a, b, c, beta=1 + 2j, alpha=0.5 - 1j), C(2, 2, 3),
+          C(2, 2, 4), C(2, 4, 3), name="complex beta, alpha (conjugated in the formulas)"),
     ],
 }
 

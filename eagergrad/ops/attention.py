@@ -16,6 +16,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .._shapes import conj_scalar
 from ..creation import zeros
 from ._table import call_op, defop
 from .norm import _optional_meta
@@ -210,11 +211,11 @@ def _maybe_mul(grad, v):
 
 BADDBMM = defop(
     "baddbmm", _baddbmm_k, inputs=("self", "batch1", "batch2"), attrs=("beta", "alpha"),
-    self=lambda grad, beta: _maybe_mul(grad, beta),
+    self=lambda grad, beta: _maybe_mul(grad, conj_scalar(beta)),
     batch1=lambda grad, batch2, alpha: _maybe_mul(grad.bmm(batch2.transpose(1, 2).conj()),
-                                                  alpha),
+                                                  conj_scalar(alpha)),
     batch2=lambda grad, batch1, alpha: _maybe_mul(batch1.transpose(1, 2).conj().bmm(grad),
-                                                  alpha))
+                                                  conj_scalar(alpha)))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
