@@ -314,6 +314,18 @@ def counting_compiles(monkeypatch):
 
 # ---- session: fused compiles on the spot; the fused path must have run -------------------
 # ---- tiers: `slow` tests run in the full suite only ---------------------------------------
+# whole-slow modules whose import alone takes seconds (torch's OpInfo database): the fast
+# tier (`-m "not slow"`) does not collect them at all
+_SLOW_MODULES = frozenset({"test_opinfo.py"})
+
+
+def pytest_ignore_collect(collection_path, config):
+    markexpr = config.getoption("markexpr") or ""
+    if collection_path.name in _SLOW_MODULES and markexpr.replace(" ", "") == "notslow":
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks added here)
 def pytest_collection_modifyitems(config, items):
     seen = set()

@@ -91,3 +91,25 @@ def test_functorch_under_the_runner(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["eagergrad.func", "[0.0,", "2.0,", "4.0]", "torch.Size([3])"]
+
+
+def test_autograd_module_names():
+    def f(m):
+        a = m.autograd
+        out = [a.is_multithreading_enabled()]
+        with a.set_multithreading_enabled(False):
+            out.append(a.is_multithreading_enabled())
+        out += [a.is_multithreading_enabled(), a.is_view_replay_enabled(),
+                a.is_tensor_like(m.ones(1)), a.is_tensor_like([1.0]),
+                a.grad_mode.no_grad is m.no_grad, a.torch is m]
+        with a.profiler.record_function("label"):
+            out.append(m.ones(2) * 3)
+        out.append(a.profiler.record_function("f")(lambda x: x + 1)(m.ones(1)))
+        return out
+    same(f)
+
+
+def test_profiler_is_not_implemented():
+    with pytest.raises(NotImplementedError, match="torch.autograd.profiler.profile"):
+        eg.autograd.profiler.profile()
+    assert eg.autograd.kineto_available() is False
