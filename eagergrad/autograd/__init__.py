@@ -1,4 +1,5 @@
 """torch.autograd: backward, grad, Function, grad modes."""
+import sys
 import warnings  # noqa: F401  (torch.autograd.warnings, as torch's module has it)
 from collections.abc import Mapping, Sequence  # noqa: F401  (ditto)
 from typing import cast, overload  # noqa: F401  (ditto)
@@ -60,6 +61,5 @@ _getattr = module_getattr("eagergrad.autograd", "torch.autograd")
 
 def __getattr__(name):
     if name == "torch":  # (torch's module imports torch)
-        import eagergrad
-        return eagergrad
+        return sys.modules["eagergrad"]
     return _getattr(name)
