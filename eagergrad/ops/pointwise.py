@@ -537,7 +537,10 @@ POW_ST = defop("pow_scalar", lambda self, exponent, dtype: _power(self, exponent
 def pow(input, exponent):
     """torch.pow with tensor or scalar base and exponent."""
     if not isinstance(input, Tensor):
-        e = as_t(exponent)
+        if not isinstance(exponent, Tensor):  # (pow(Number, Number) has no overload)
+            raise TypeError(f"pow() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(exponent).__name__})")
+        e = exponent
         b = as_t(input)
         return call_op(POW_ST, (b, e), (_pow_dtype(b, e),))
     if isinstance(exponent, Tensor):
