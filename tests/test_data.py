@@ -221,35 +221,6 @@ def test_other_utils_are_not_implemented():
         eg.utils.dlpack
 
 
-# ---- workers (threads here, processes in torch: the batches must agree) ----------------------
-class _Rows:
-    """A map-style dataset whose samples say which worker made them."""
-
-    def __init__(self, L):
-        self.L = L
-
-    def __getitem__(self, i):
-        info = self.L.utils.data.get_worker_info()
-        return (self.L.tensor(X[i]), int(Y[i]), -1 if info is None else info.id,
-                0 if info is None else info.num_workers)
-
-    def __len__(self):
-        return 7
-
-
-def test_workers_map_style():
-    def f(L, log):
-        log.append(L.utils.data.get_worker_info())
-        for kw in [dict(batch_size=3), dict(batch_size=None), dict(batch_size=2, drop_last=True,
-                                                                     prefetch_factor=1)]:
-            loader = L.utils.data.DataLoader(_Rows(L), num_workers=2, **kw)
-            log.append((len(loader), list(loader)))
-        loader = L.utils.data.DataLoader(_ds(L), batch_size=4, num_workers=2,
-                                         persistent_workers=True)
-        log.append([list(loader), list(loader)])
-    same(f)
-
-
 def _counting(L):
     class Count(L.utils.data.IterableDataset):
         """range(start, end), sharded between the workers when `shard`."""
@@ -263,124 +234,6 @@ def _counting(L):
                 return iter(range(self.start, self.end))
             return iter(range(self.start + info.id, self.end, info.num_workers))
     return Count
-
-
-def test_workers_iterable_dataset():
-    def init(worker_id):  # torch's documented pattern: shard the worker's dataset copy
-        import torch
-        import eagergrad
-        for lib in (torch, eagergrad):
-            info = lib.utils.data.get_worker_info()
-            if info is not None:
-                ds = info.dataset
-                per = (ds.end - ds.start) // info.num_workers
-                ds.start, ds.end = ds.start + worker_id * per, ds.start + (worker_id + 1) * per
-
-    def f(L, log):
-        Count = _counting(L)
-        for shard in (False, True):
-            for kw in [dict(batch_size=2), dict(batch_size=2, drop_last=True),
-                       dict(batch_size=None)]:
-                log.append(list(L.utils.data.DataLoader(Count(0, 7, shard), num_workers=2,
-                                                        **kw)))
-        ds = Count(10, 16, False)
-        log.append(list(L.utils.data.DataLoader(ds, batch_size=2, num_workers=2,
-                                                worker_init_fn=init)))
-        log.append((ds.start, ds.end))  # the workers changed their copies only
-        loader = L.utils.data.DataLoader(Count(0, 5, True), batch_size=2, num_workers=2,
-                                         persistent_workers=True)
-        log.append([list(loader), list(loader)])
-        log.append(list(L.utils.data.DataLoader(L.utils.data.ChainDataset(
-            [Count(0, 3, True), Count(5, 7, True)]), batch_size=2, num_workers=2)))
-    same(f)
-
-
-def test_worker_error_carries_the_worker_traceback():
-    """torch re-raises a worker's exception as the same type, with the message "Caught
-    ValueError in DataLoader worker process 1.\nOriginal Traceback (most recent call
-    last):\n..." (checked here without torch: its worker processes take ~10 s to shut
-    down after an error)."""
-    class Bad:
-        def __getitem__(self, i):
-            if i == 3:
-                raise ValueError(f"bad sample {i}")
-            return i
-
-        def __len__(self):
-            return 6
-
-    loader = eg.utils.data.DataLoader(Bad(), batch_size=2, num_workers=2)
-    it = iter(loader)
-    assert next(it).tolist() == [0, 1]
-    with pytest.raises(ValueError) as info:
-        next(it)
-    got = str(info.value)
-    assert got.startswith("Caught ValueError in DataLoader worker process 1.\nOriginal Traceback "
-                          "(most recent call last):\n")
-    assert 'raise ValueError(f"bad sample {i}")' in got and got.endswith("ValueError: bad sample "
-                                                                          "3\n")
-
-    def init(worker_id):
-        raise KeyError(worker_id)
-    with pytest.raises(KeyError) as info:
-        list(eg.utils.data.DataLoader(range(4), num_workers=2, worker_init_fn=init))
-    assert str(info.value).startswith("Caught KeyError in DataLoader worker process 0.\n")
-    assert str(info.value).endswith("KeyError: 0\n")  # (KeyError's message is not repr'd)
-
-
-def test_workers_give_the_batches_of_num_workers_0():
-    ds = eg.utils.data.TensorDataset(eg.arange(23))
-
-    def epochs(**kw):
-        g = eg.Generator().manual_seed(5)
-        eg.manual_seed(1)
-        loader = eg.utils.data.DataLoader(ds, batch_size=4, shuffle=True, generator=g, **kw)
-        return [[b[0].tolist() for b in loader] for _ in range(2)]
-    want = epochs()
-    assert sorted(sum(want[0], [])) == list(range(23)) and want[0] != want[1]
-    assert epochs(num_workers=2) == want
-    assert epochs(num_workers=3, prefetch_factor=1) == want
-    got = epochs(num_workers=2, in_order=False)
-    assert [sorted(sum(e, [])) for e in got] == [list(range(23))] * 2
-
-
-def test_worker_seeds_and_info():
-    seen = []
-
-    def init(worker_id):
-        info = eg.utils.data.get_worker_info()
-        seen.append((worker_id, info.id, info.num_workers, info.seed, eg.initial_seed(),
-                     eg.rand(1).item(), info.dataset is not ds, type(info.dataset)))
-        with pytest.raises(RuntimeError, match="Cannot assign attributes to WorkerInfo"):
-            info.id = 5
-    ds = eg.utils.data.TensorDataset(eg.arange(8))
-    eg.manual_seed(7)
-    list(eg.utils.data.DataLoader(ds, num_workers=2, worker_init_fn=init))
-    seen.sort()
-    assert [s[:3] for s in seen] == [(0, 0, 2), (1, 1, 2)]
-    base = seen[0][3]
-    assert seen[1][3] == base + 1 and [s[4] for s in seen] == [base, base + 1]
-    assert all(s[6] and s[7] is eg.utils.data.TensorDataset for s in seen)
-    assert eg.initial_seed() == 7  # the main thread's generator is untouched
-    first = sorted(seen)
-    seen.clear()
-    eg.manual_seed(7)
-    list(eg.utils.data.DataLoader(ds, num_workers=2, worker_init_fn=init))
-    assert sorted(seen) == first  # the base seed comes from the seeded generator
-
-
-def test_worker_timeout():
-    import time
-
-    class Slow:
-        def __getitem__(self, i):
-            time.sleep(0.5)
-            return i
-
-        def __len__(self):
-            return 2
-    with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 0.05 seconds$"):
-        list(eg.utils.data.DataLoader(Slow(), num_workers=1, timeout=0.05))
 
 
 def test_pin_memory_warns_on_cpu():
@@ -432,23 +285,6 @@ def test_more_errors(make, exc, phrase):
     same_error(make, phrase, exc)
 
 
-def test_more_workers_than_cpus_warns_and_attributes_are_frozen():
-    import os
-    n = len(os.sched_getaffinity(0)) + 1
-
-    def f(L, log):
-        loader = L.utils.data.DataLoader(range(4), batch_size=2, num_workers=n)
-        log.append(list(loader))
-        for attr in ("batch_size", "sampler", "dataset"):
-            try:
-                setattr(loader, attr, None)
-            except ValueError as e:
-                log.append(str(e))
-        loader.num_workers = 1  # (allowed)
-        log.append(list(loader))
-    same(f)
-
-
 def test_iterable_dataset_rejects_samplers():
     def f(L, log):
         Count = _counting(L)
@@ -484,19 +320,71 @@ def test_weighted_sampler_follows_the_weights():
     assert sorted(a) == [0, 1, 2, 3]
 
 
-def test_workers_inherit_grad_mode_and_default_device():
-    seen = []
+def test_random_sampler_draws_lazily_as_torch():
+    """torch 2.13's RandomSampler draws 32 indices at a time with replacement (and a
+    permutation per pass without): num_samples may be huge, and the stream is the
+    generator's randint chunks (randperms), which both libraries check of themselves."""
+    def f(L, log):
+        D = L.utils.data
+        s = D.RandomSampler(range(10), replacement=True, num_samples=int(1e10))
+        it = iter(s)
+        first = [next(it) for _ in range(100)]
+        log.append((len(s), all(type(i) is int and 0 <= i < 10 for i in first)))
+        for n, num, repl in [(7, 70, True), (7, 32, True), (7, 5, True), (5, 12, False),
+                             (5, 3, False)]:
+            got = list(D.RandomSampler(range(n), repl, num,
+                                       generator=L.Generator().manual_seed(3)))
+            g = L.Generator().manual_seed(3)
+            if repl:
+                want = [i for k in range(num // 32) for i in L.randint(0, n, (32,),
+                                                                      generator=g).tolist()]
+                want += L.randint(0, n, (num % 32,), generator=g).tolist()
+            else:
+                want = [i for k in range(num // n) for i in L.randperm(n, generator=g).tolist()]
+                want += L.randperm(n, generator=g).tolist()[:num % n]
+            log.append((len(got), got == want))
+        g = L.Generator().manual_seed(4)
+        got = list(D.SubsetRandomSampler([5, 7, 9, 11], generator=g))
+        g = L.Generator().manual_seed(4)
+        log.append(got == [[5, 7, 9, 11][i] for i in L.randperm(4, generator=g).tolist()])
+    same(f)
 
-    class DS:
-        def __getitem__(self, i):
-            seen.append((eg.is_grad_enabled(), eg.get_default_device()))
-            return i
 
-        def __len__(self):
-            return 2
-    with eg.no_grad(), eg.device("cpu"):
-        list(eg.utils.data.DataLoader(DS(), num_workers=2))
-    assert seen == [(False, eg.device("cpu"))] * 2
+def test_random_sampler_without_generator_is_reproducible():
+    eg.manual_seed(0)
+    a = list(eg.utils.data.RandomSampler(range(9), replacement=True, num_samples=40))
+    b = list(eg.utils.data.RandomSampler(range(9), replacement=True, num_samples=40))
+    eg.manual_seed(0)
+    assert list(eg.utils.data.RandomSampler(range(9), replacement=True, num_samples=40)) == a
+    assert a != b and set(a) <= set(range(9))  # each pass seeds a generator of its own
+
+
+def test_worker_numpy_seed_is_torchs():
+    from torch.utils.data._utils.worker import _generate_state
+    from eagergrad.utils.data._worker import _generate_state as ours
+    r = np.random.default_rng(0)
+    for _ in range(300):
+        base, wid = int(r.integers(0, 2**63 - 1)), int(r.integers(0, 64))
+        assert ours(base, wid) == _generate_state(base, wid)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # (torch's __del__)
+def test_worker_options_errors():
+    same_error(lambda L: iter(L.utils.data.DataLoader([1, 2], num_workers=2, prefetch_factor=0)),
+               "prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter",
+               AssertionError)
+    same_error(lambda L: L.utils.data.DataLoader([1, 2], num_workers=2, timeout=-1),
+               "timeout option should be non-negative", ValueError)
+    same_error(lambda L: iter(L.utils.data.DataLoader([1, 2], timeout=1)),
+               "_SingleProcessDataLoaderIter requires timeout == 0", AssertionError)
+    same(lambda L: list(L.utils.data.DataLoader([1, 2], pin_memory=True,
+                                                pin_memory_device="cuda")))
+
+    import dataclasses
+    from torch.utils.data._utils.worker import WorkerInfo
+    assert eg.utils.data.get_worker_info() is None
+    assert [(f.name, f.default) for f in dataclasses.fields(eg.utils.data.WorkerInfo)] == \
+        [(f.name, f.default) for f in dataclasses.fields(WorkerInfo)]
 
 
 def test_generic_and_abstract_base_classes():

@@ -1,5 +1,5 @@
-"""eagergrad.utils.data: torch.utils.data's datasets, samplers, DataLoader (workers are
-threads).
+"""eagergrad.utils.data: torch.utils.data's datasets, samplers and DataLoader (workers are
+processes, as torch's).
 
 >>> import eagergrad as torch
 >>> from eagergrad.utils.data import DataLoader, TensorDataset

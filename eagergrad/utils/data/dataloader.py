@@ -1,25 +1,29 @@
-"""DataLoader: batches from a dataset, in the calling thread (num_workers=0) or from worker
-threads (num_workers > 0) following torch's worker protocol."""
-import copy
+"""DataLoader: batches from a dataset, in the calling process (num_workers=0) or from worker
+processes (num_workers > 0) following torch's worker protocol."""
+import atexit
+import ctypes
+import gc
 import itertools
 import multiprocessing
+import multiprocessing.connection
+import multiprocessing.util  # (its exit handler registered first, so that ours runs first)
 import os
-import queue
-import threading
+import pickle
+import signal
+import time
 import warnings
 
-import numpy as np
-
-from ... import _mode, creation, cuda
-from ...device import default as _default_device
-from . import _collate, _worker
+from ... import cuda
+from . import _collate, _host, _worker
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler, _InfiniteConstantSampler
+from .sampler import (BatchSampler, RandomSampler, SequentialSampler, _draw_seed,
+                      _InfiniteConstantSampler)
 
 __all__ = ["DataLoader", "get_worker_info"]
 
 get_worker_info = _worker.get_worker_info
-_POLL = 5.0  # seconds between checks that the workers are alive while waiting for data
+_POLL = 5.0   # seconds between checks that the workers are alive (torch's interval)
+_GRACE = 0.5  # seconds a worker has to stop when told, before it is terminated, then killed
 
 
 class DataLoader:
@@ -27,26 +31,40 @@ class DataLoader:
 
     Shuffling draws from eagergrad's generator (reproducible under `manual_seed`, not
     torch's order). As in torch, each iteration first draws a base seed from the generator
-    (`generator` or the global one); worker i seeds its own eagergrad generator with
-    base_seed + i.
+    (`generator` or the global one).
 
-    With `num_workers` > 0, the workers are threads of this process, not processes: jax's
-    runtime is multithreaded and cannot be forked safely, and threads need no pickling
-    (lambdas, local classes, tensors all work). What torch specifies holds: batches come in
-    the order of num_workers=0 (with `in_order`), tasks go round-robin to the workers with
-    `prefetch_factor` per worker in flight, each worker has its own copy of the dataset
-    (what `get_worker_info().dataset` gives, so a `worker_init_fn` may shard it) and its
-    own iterator of an IterableDataset (so an unsharded one yields its data once per
-    worker, as in torch), `worker_init_fn`, `persistent_workers`, `timeout`, and a worker's
-    exception re-raised with its traceback. A worker starts with the grad mode and default
-    device of the thread that made it (as a forked process would).
+    With `num_workers` > 0, the batches come from worker processes, as torch's: started by
+    `multiprocessing_context` (a start method's name or a context; default multiprocessing's
+    default, fork on Linux before Python 3.14), each with its own copy of the dataset (what
+    `get_worker_info().dataset` gives, so a `worker_init_fn` may shard it) and its own
+    iterator of an IterableDataset (so an unsharded one yields its data once per worker).
+    Tasks go round-robin to the workers with `prefetch_factor` per worker in flight, and the
+    batches come in the order of num_workers=0 (with `in_order`). Worker i seeds Python's
+    random and eagergrad's generator with base_seed + i and numpy's with torch's hash of
+    both (what `get_worker_info().seed` and `initial_seed()` give there). `collate_fn` runs
+    in the worker; the batch comes back pickled with its tensors as numpy arrays, and the
+    main process makes the tensors. A worker's exception is re-raised with its traceback
+    ("Caught ValueError in DataLoader worker process 0. Original Traceback..."), a worker
+    that dies is reported at once ("DataLoader worker (pid(s) ...) exited unexpectedly"),
+    `timeout` bounds each wait, and the workers end when the iterator does (after an epoch,
+    or with `persistent_workers` when it is collected, or at exit): a worker that does not
+    stop within half a second is terminated. `pin_memory` does nothing (with torch's
+    warning when there is no GPU).
 
-    The differences from torch's processes: the dataset copies are shallow (attributes
-    rebound in a worker stay its own; mutable containers the dataset holds are shared);
-    Python's `random` and numpy's global generator are process-wide, so workers do not
-    reseed them; `multiprocessing_context` is validated as torch does, then unused; workers
-    run in parallel only where the dataset releases the GIL (jax, numpy, I/O). `pin_memory`
-    does nothing (with torch's warning when there is no GPU).
+    A forked worker never runs jax, which is not fork-safe (NOTE [fork workers and jax] in
+    _host.py: a compile in the child hangs). There tensors hold numpy data: the dataset's
+    tensors are read as numpy, `tensor`/`as_tensor`/`from_numpy` and the other factories
+    that copy data make such tensors, indexing, dtype conversions, reshapes, permutes,
+    `stack` and `cat` run in numpy (so TensorDataset, Subset, the default collate and the
+    usual `__getitem__` work), and any other eagergrad op or random draw raises
+    NotImplementedError rather than hang. Fork stays the default because it is torch's and
+    cheap: the workers share the dataset without a copy, lambdas and local classes work,
+    and a two-worker loader over a TensorDataset gave its first batch in 0.13 s, against
+    6.9 s with "forkserver" and 7.8 s with "spawn" (2 loaded cores), whose workers import
+    eagergrad and compile its kernels anew. A dataset that computes with eagergrad in
+    `__getitem__` takes `multiprocessing_context="forkserver"` (or "spawn"): those workers
+    run eagergrad fully and, as in torch, need a picklable dataset, collate_fn and
+    worker_init_fn.
 
     >>> import eagergrad as torch
     >>> from eagergrad.utils.data import TensorDataset
@@ -143,8 +161,7 @@ class DataLoader:
         super().__setattr__(attr, val)
 
     def check_worker_number_rationality(self):
-        """torch's warning when there are more workers than CPUs (the same count here,
-        though the workers are threads)."""
+        """torch's warning when there are more workers than CPUs."""
         if not self.num_workers:
             return
         cpuset_checked = hasattr(os, "sched_getaffinity")
@@ -173,13 +190,13 @@ class DataLoader:
 
     def __iter__(self):
         if self.num_workers == 0:
-            return _SingleIter(self)
+            return _SingleProcessDataLoaderIter(self)
         if not self.persistent_workers:
             self.check_worker_number_rationality()
-            return _WorkerIter(self)
+            return _MultiProcessingDataLoaderIter(self)
         if self._iterator is None:
             self.check_worker_number_rationality()
-            self._iterator = _WorkerIter(self)
+            self._iterator = _MultiProcessingDataLoaderIter(self)
         else:
             self._iterator._reset(self)
         return self._iterator
@@ -212,14 +229,7 @@ def _check_context(ctx, num_workers):
     return ctx
 
 
-def _draw_seed(generator):
-    """A 63-bit seed drawn from `generator` (or the global one): the bits of a fresh subkey
-    (torch draws base_seed with random_() on an int64 tensor)."""
-    a, b = (int(v) for v in np.asarray(creation._next_key(generator)).reshape(-1)[:2])
-    return ((a << 32) | b) >> 1
-
-
-class _BaseIter:
+class _BaseDataLoaderIter:
     """torch's _BaseDataLoaderIter: draws the base seed, then walks the index sampler."""
 
     def __init__(self, loader):
@@ -231,6 +241,10 @@ class _BaseIter:
         self._collate_fn = loader.collate_fn
         self._num_workers = loader.num_workers
         self._timeout = loader.timeout
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
+                          f"used as the device,ignore pin_memory_device="
+                          f"'{loader.pin_memory_device}'.", stacklevel=3)
         if loader.pin_memory and not cuda.is_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=3)
@@ -252,10 +266,15 @@ class _BaseIter:
     def __len__(self):
         return len(self._index_sampler)
 
+    def __getstate__(self):
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
 
-class _SingleIter(_BaseIter):
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._fetcher = _worker.make_fetcher(self._iterable, self._dataset, self._auto_collation,
                                              self._collate_fn, self._drop_last)
 
@@ -263,36 +282,108 @@ class _SingleIter(_BaseIter):
         return self._fetcher.fetch(self._next_index())
 
 
-def _copy(dataset):
-    try:
-        return copy.copy(dataset)
-    except Exception:  # noqa: BLE001 - an uncopyable dataset: the workers share it
-        return dataset
+class _Workers:
+    """The worker processes of one iterator with their task queues, result pipes and
+    `done` flag. Held by `_LIVE` (strongly) until shut down, so never collected with a
+    garbage iterator: its queues, pipes and processes are whole when it shuts them down
+    (the iterator's __del__ may run after its members' own finalizers)."""
+
+    def __init__(self, ctx):
+        self.pid = os.getpid()
+        self.done = ctx.RawValue(ctypes.c_bool, False)
+        self.processes, self.queues, self.readers = [], [], []
+        _LIVE.add(self)
+
+    def shutdown(self):
+        """Tell every worker to stop (skipping its queued tasks), give them _GRACE seconds,
+        then terminate (SIGTERM) and kill (SIGKILL) the ones still running (a worker stuck
+        in the dataset), and reap them all: no zombie, no wait on a stuck worker."""
+        if self not in _LIVE or os.getpid() != self.pid:
+            return  # (done, or in a forked child, where a copy of this object is garbage)
+        _LIVE.discard(self)
+        try:
+            self.done.value = True
+            for q in self.queues:
+                q.put(None)
+            deadline = time.monotonic() + _GRACE
+            for w in self.processes:
+                w.join(max(0.0, deadline - time.monotonic()))
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                alive = [w for w in self.processes if w.is_alive()]
+                for w in alive:
+                    w.terminate() if sig == signal.SIGTERM else w.kill()
+                deadline = time.monotonic() + _GRACE
+                for w in alive:
+                    w.join(max(0.0, deadline - time.monotonic()) if sig == signal.SIGTERM
+                           else None)
+        finally:
+            for q in self.queues:
+                q.close()
+            for r in self.readers:
+                r.close()
 
 
-class _WorkerIter(_BaseIter):
-    """torch's _MultiProcessingDataLoaderIter over worker threads."""
+# the live workers, shut down at exit before multiprocessing's own handler (which would
+# terminate them, but wait forever on one that ignores SIGTERM)
+_LIVE = set()
+
+
+@atexit.register
+def _shutdown_at_exit():
+    for w in list(_LIVE):
+        w.shutdown()
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """torch's _MultiProcessingDataLoaderIter. Tasks go to each worker through its own
+    multiprocessing Queue (a put never blocks), results come back through its own pipe;
+    waiting on the pipes and the processes' sentinels at once reports a dead worker at
+    once (torch learns it from SIGCHLD)."""
 
     def __init__(self, loader):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         self._persistent_workers = loader.persistent_workers
-        self._data_queue = queue.Queue()
-        self._done_event = threading.Event()
-        self._index_queues, self._workers = [], []
-        state = (_mode.get_state(), _default_device())
+        if self._prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        ctx = loader.multiprocessing_context or multiprocessing.get_context()
+        host = ctx.get_start_method() == "fork"
+        if host:
+            _host.prepare(self._dataset, self._collate_fn, loader.worker_init_fn)
+        pool = self._pool = _Workers(ctx)
+        self._workers, self._index_queues, self._readers = pool.processes, pool.queues, \
+            pool.readers
         for i in range(self._num_workers):
-            q = queue.Queue()
-            w = threading.Thread(
+            q = ctx.Queue()
+            q.cancel_join_thread()
+            reader, writer = ctx.Pipe(duplex=False)
+            # (a forked child closes its copies of every main-side pipe end)
+            inherited = [r for p in _LIVE for r in p.readers] + [reader] if host else ()
+            w = ctx.Process(
                 target=_worker.worker_loop, name=f"DataLoader worker {i}", daemon=True,
-                args=(self._iterable, _copy(self._dataset), q, self._data_queue,
-                      self._done_event, self._auto_collation, self._collate_fn, self._drop_last,
-                      self._base_seed, loader.worker_init_fn, i, self._num_workers, state))
-            w.start()
+                args=(self._iterable, self._dataset, q, writer, pool.done,
+                      self._auto_collation, self._collate_fn, self._drop_last,
+                      self._base_seed, loader.worker_init_fn, i, self._num_workers, host,
+                      inherited))
             self._index_queues.append(q)
+            self._readers.append(reader)
+            try:
+                _start(w, host)
+            except (TypeError, AttributeError, pickle.PicklingError):
+                warnings.warn("Got pickle error when attempting to start a worker Process. "
+                              "This might be because the worker Process arguments are not "
+                              "picklable. Python 3.14+ changed the multiprocessing start "
+                              "method in non-Mac POSIX platforms to 'forkserver', which "
+                              "requires the worker Process arguments to be picklable. You can "
+                              "also try multiprocessing.set_start_method('fork').",
+                              stacklevel=3)
+                pool.shutdown()
+                raise
+            finally:
+                writer.close()
             self._workers.append(w)
-        self._shutdown = False
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader, first_iter=False):
@@ -302,6 +393,7 @@ class _WorkerIter(_BaseIter):
         self._task_info = {}
         self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:
             for q in self._index_queues:
@@ -314,22 +406,37 @@ class _WorkerIter(_BaseIter):
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
+    def _try_get_data(self, timeout):
+        """(True, data) from any active worker within `timeout` seconds, else (False, None);
+        raises torch's error if an active worker has died."""
+        live = [i for i, up in enumerate(self._workers_status) if up]
+        handles = [self._readers[i] for i in live] + [self._workers[i].sentinel for i in live]
+        ready = multiprocessing.connection.wait(handles, timeout)
+        for i in live:
+            if self._readers[i] in ready:
+                try:
+                    return True, pickle.loads(self._readers[i].recv_bytes())
+                except EOFError:  # (it closed its pipe: it is exiting)
+                    self._workers[i].join(_GRACE)
+        failed = [i for i in live if not self._workers[i].is_alive()]
+        if failed:
+            for i in failed:
+                self._mark_worker_as_unavailable(i)
+            pids = ", ".join(str(self._workers[i].pid) for i in failed)
+            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") \
+                from _death(self._workers[failed[0]])
+        return False, None
+
     def _get_data(self):
         if self._timeout > 0:
-            try:
-                return self._data_queue.get(timeout=self._timeout)
-            except queue.Empty:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") \
-                    from None
+            ok, data = self._try_get_data(self._timeout)
+            if ok:
+                return data
+            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
         while True:
-            try:
-                return self._data_queue.get(timeout=_POLL)
-            except queue.Empty:
-                dead = [i for i, w in enumerate(self._workers)
-                        if self._workers_status[i] and not w.is_alive()]
-                if dead:
-                    raise RuntimeError(f"DataLoader worker (pid(s) {dead}) exited "
-                                       "unexpectedly") from None
+            ok, data = self._try_get_data(_POLL)
+            if ok:
+                return data
 
     def _next_data(self):
         while True:
@@ -368,22 +475,27 @@ class _WorkerIter(_BaseIter):
                 return self._process_data(data, worker_id)
 
     def _try_put_index(self):
+        max_tasks = self._prefetch_factor * self._num_workers
         try:
             index = self._next_index()
         except StopIteration:
             return
-        for _ in range(self._num_workers):
+        for _ in range(self._num_workers):  # the next active worker, if any
             worker = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker]:
+            if self._workers_status[worker] and (
+                    self._in_order or self._workers_num_tasks[worker] <
+                    max_tasks // sum(self._workers_status)):
                 break
         else:
-            return  # every worker is exhausted
+            return
         self._index_queues[worker].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker,)
+        self._workers_num_tasks[worker] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
 
     def _process_data(self, data, worker_id):
+        self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
         if isinstance(data, _worker.ExceptionWrapper):
             data.reraise()
@@ -394,15 +506,41 @@ class _WorkerIter(_BaseIter):
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self):
-        if self._shutdown:
-            return
-        self._shutdown = True
-        self._done_event.set()
-        for q in self._index_queues:
-            q.put(None)
-        for w in self._workers:
-            w.join(timeout=_POLL)
+        self._pool.shutdown()
 
     def __del__(self):
-        if getattr(self, "_done_event", None) is not None:
-            self._shutdown_workers()
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown()
+
+
+def _start(w, fork):
+    """Start worker process `w`. A fork happens with the garbage collector's objects frozen,
+    so that the child never runs the finalizers of this process's garbage (which would
+    close, delete or stop this process's things from the child), and without jax's warning
+    (the child does not run jax)."""
+    frozen = fork and not gc.get_freeze_count()
+    if frozen:
+        gc.freeze()
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)  # (jax's)
+            warnings.filterwarnings("ignore", ".*multi-threaded.*fork", DeprecationWarning)
+            w.start()
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
+def _death(w):
+    """torch's message for how worker process `w` ended (the cause of its error)."""
+    code = w.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.strsignal(-code)
+        except ValueError:
+            name = str(-code)
+        return RuntimeError(f"DataLoader worker (pid {w.pid}) is killed by signal: {name}. ")
+    return RuntimeError(f"DataLoader worker (pid {w.pid}) exited unexpectedly with exit code "
+                        f"{code}. Details are lost due to multiprocessing. Rerunning with "
+                        "num_workers=0 may give better error trace.")

@@ -26,9 +26,11 @@ def _randperm(n, generator=None):
     return np.asarray(jax.random.permutation(creation._next_key(generator), n)).tolist()
 
 
-def _randint(high, size, generator=None):
-    key = creation._next_key(generator)
-    return np.asarray(jax.random.randint(key, (size,), 0, high)).tolist()
+def _draw_seed(generator=None):
+    """A 63-bit seed drawn from `generator` (or the global one): the bits of a fresh subkey
+    (torch draws one with random_() on an int64 tensor)."""
+    a, b = (int(v) for v in np.asarray(creation._next_key(generator)).reshape(-1)[:2])
+    return ((a << 32) | b) >> 1
 
 
 _T_co = TypeVar("_T_co", covariant=True)
@@ -64,9 +66,15 @@ class SequentialSampler(Sampler):
 class RandomSampler(Sampler):
     """A random order (a fresh permutation per pass; with `replacement`, independent draws),
     from eagergrad's generator: reproducible under `manual_seed`, not torch's sequence.
+    As torch's, each iteration without `generator` seeds a generator of its own from the
+    global one, and draws lazily: a permutation per pass over the data, or 32 indices at a
+    time with replacement (so num_samples may be huge).
 
     >>> sorted(RandomSampler(range(4)))
     [0, 1, 2, 3]
+    >>> it = iter(RandomSampler(range(4), replacement=True, num_samples=10**10))
+    >>> all(0 <= next(it) < 4 for _ in range(40))
+    True
     """
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
@@ -87,12 +95,19 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            generator = creation.Generator()
+            generator.manual_seed(_draw_seed())
         if self.replacement:
-            yield from _randint(n, self.num_samples, self.generator)
+            for _ in range(self.num_samples // 32):
+                yield from creation.randint(0, n, (32,), generator=generator).tolist()
+            yield from creation.randint(0, n, (self.num_samples % 32,),
+                                        generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _randperm(n, self.generator)
-            yield from _randperm(n, self.generator)[:self.num_samples % n]
+                yield from _randperm(n, generator)
+            yield from _randperm(n, generator)[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
