@@ -316,7 +316,7 @@ def counting_compiles(monkeypatch):
 # ---- tiers: `slow` tests run in the full suite only ---------------------------------------
 # whole-slow modules whose import alone takes seconds (torch's OpInfo database): the fast
 # tier (`-m "not slow"`) does not collect them at all
-_SLOW_MODULES = frozenset({"test_opinfo.py"})
+_SLOW_MODULES = frozenset({"test_opinfo.py", "test_modinfo.py", "test_optiminfo.py"})
 
 
 def pytest_ignore_collect(collection_path, config):

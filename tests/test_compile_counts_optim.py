@@ -47,6 +47,10 @@ OPTIMIZERS = [
     ("RMSprop-centered", "RMSprop", dict(lr=0.01, centered=True, weight_decay=0.01), 1),
     ("RMSprop-momentum", "RMSprop", dict(lr=0.01, momentum=0.5, weight_decay=0.01), 1),
     ("Rprop", "Rprop", dict(lr=0.01), 1),
+    # (matrices keep row and column factors, vectors a variance: one program still)
+    ("Adafactor", "Adafactor", dict(lr=0.01, weight_decay=0.01), 1),
+    ("Adafactor-maximize", "Adafactor", dict(lr=0.5, maximize=True, weight_decay=0.01,
+                                             eps=(1e-3, 1e-2), d=1.5), 1),
 ]
 IDS = [o[0] for o in OPTIMIZERS]
 STEPS = 50
@@ -250,3 +254,61 @@ def test_parameters_sharing_memory_update_in_turn(name, kind, kw):
         np.testing.assert_allclose(e[0], t[0], rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(e[1], t[1], rtol=1e-6, atol=1e-7)
         assert e[2:] == t[2:]
+
+
+def _matrix_dims(n):
+    """n (<= 10) matrix shapes of their own, wide, square and tall (Muon takes matrices)."""
+    k = next(_fresh)
+    return [(k + 3, i + 2) if i % 2 == 0 else (2 * i + 1, k + 4) for i in range(n)]
+
+
+MUON = [("Muon", dict(lr=0.02, weight_decay=0.01)),
+        ("Muon-plain", dict(lr=0.02, nesterov=False, momentum=0.3, weight_decay=0.01,
+                            adjust_lr_fn="match_rms_adamw", ns_steps=3))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("oid,kw", MUON, ids=[m[0] for m in MUON])
+def test_muon_no_compile_after_the_first_step_and_as_torch(oid, kw, dtype):
+    """Muon's first step compiles one program for its matrices of 5 shapes (the
+    Newton-Schulz loop included); steps 2..50 compile nothing while lr and the weight
+    decay change; parameters, momentum buffers and versions as torch's.
+
+    The iterations run in bfloat16, each matmul summing in float32: oneDNN's order and
+    XLA's differ, as do the last bits of a few parameter values (torch's vectorized add_
+    is a fused multiply-add, its scalar tail is not), so over 50 steps of these larger
+    matrices a value on a bfloat16 rounding boundary now and then rounds the other way
+    (2^-8 of one update value, times lr): the parameters and buffers are compared within
+    50 such flips, STEPS * lr * 2^-8 (test_optim.py compares 20 steps of small matrices
+    to 1e-10)."""
+    shapes = _matrix_dims(5)
+    tps, topt, _ = _train(torch, "Muon", kw, shapes, dtype, STEPS)
+    eps, eopt, counts = _train(eg, "Muon", kw, shapes, dtype, STEPS)
+    assert counts[0] == 1 and counts[1:] == [0] * (STEPS - 1), counts
+    atol = STEPS * kw["lr"] * 2 ** -8
+    for t, e in zip(tps, eps):
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=0, atol=atol)
+        np.testing.assert_allclose(np.asarray(eopt.state[e]["momentum_buffer"].tolist()),
+                                   topt.state[t]["momentum_buffer"].numpy(), rtol=0,
+                                   atol=atol)
+    assert _versions(eopt, eps) == _versions(topt, tps)
+
+
+def test_muon_first_step_compiles_per_group_not_per_shape():
+    got = {}
+    for n in (4, 8):
+        _, _, counts = _train(eg, "Muon", dict(lr=0.02), _matrix_dims(n), "float32", 2)
+        got[n] = sum(counts)
+    assert got == {4: 1, 8: 1}, got
+
+
+def test_muon_one_cycle_momentum_is_traced():
+    """OneCycleLR moves Muon's lr and momentum at every step: nothing compiles after the
+    first, and the parameters end as torch's (within 20 bfloat16 flips, see above)."""
+    shapes = _matrix_dims(3)
+    tps, _, _ = _train(torch, "Muon", dict(lr=0.02), shapes, "float64", 20, "one-cycle")
+    eps, _, counts = _train(eg, "Muon", dict(lr=0.02), shapes, "float64", 20, "one-cycle")
+    assert counts[1:] == [0] * 19, counts
+    for t, e in zip(tps, eps):
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=0,
+                                   atol=20 * 0.02 * 2 ** -8)

@@ -351,10 +351,265 @@ def test_load_state_dict_errors():
     same(f)
 
 
-def test_unimplemented_names_raise():
-    with pytest.raises(NotImplementedError, match="torch.optim.Adafactor"):
-        eg.optim.Adafactor
-    assert not hasattr(eg.optim, "SparseAdam")
+def test_every_torch_optim_name_is_there():
+    for name in torch.optim.__all__:
+        ours, theirs = getattr(eg.optim, name), getattr(torch.optim, name)
+        assert type(ours) is type(theirs), name
+        if isinstance(theirs, type) and name != "Optimizer":
+            assert issubclass(ours, eg.optim.Optimizer), name
+    assert sorted(eg.optim.swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)
+
+
+# ---- Adafactor, Muon, SparseAdam ---------------------------------------------------------
+# (name, options, parameter shapes): the parameters are split into two param groups, the
+# second with half the lr; an option given as a function of the library is called (a Tensor
+# lr). Adafactor factors the second moment of a parameter of 2+ dimensions over its last
+# two; Muon takes matrices, transposing a tall one for its Newton-Schulz iterations.
+ADA = [(5, 4), (2, 3, 4), (3,), ()]
+MUON = [(5, 4), (3, 6)]
+NEW_CASES = [
+    ("Adafactor", dict(lr=0.01), ADA),
+    # (lr above 1 / sqrt(step) from step 5: rho_t switches from lr to the relative step)
+    ("Adafactor", dict(lr=0.5, weight_decay=0.1), ADA),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, d=1.5, maximize=True), ADA),
+    ("Adafactor", dict(lr=0.3, eps=(1e-3, 1e-2), weight_decay=0.2, foreach=True), ADA),
+    ("Adafactor", dict(lr=0.05, eps=(0.0, 0.5), beta2_decay=0.0, foreach=False), ADA),
+    ("Adafactor", dict(lr=lambda L: L.tensor(0.05), weight_decay=0.1), ADA),
+    # (a float32 Tensor lr: torch's alpha, 1 - lr * weight_decay and its step are float32
+    # tensors while rho_t is lr, float64 numbers after step 7. float64 only: in float32 the
+    # (2, 3, 4) parameter bounces about its minimum at this relative step, and the
+    # last-bit differences of torch's and XLA's reductions grow past 1e-5 there)
+    ("Adafactor", dict(lr=lambda L: L.tensor(0.4), weight_decay=0.1), ADA, ["float64"]),
+    ("Muon", dict(lr=0.02), MUON),
+    ("Muon", dict(lr=0.05, nesterov=False, momentum=0.3, weight_decay=0.0), MUON),
+    ("Muon", dict(lr=0.02, momentum=0.6, adjust_lr_fn="match_rms_adamw"), MUON),
+    ("Muon", dict(lr=0.02, adjust_lr_fn="original", ns_steps=3, eps=1e-3,
+                  ns_coefficients=(3.0, -3.2, 1.2)), MUON),
+    ("Muon", dict(lr=lambda L: L.tensor(0.03), weight_decay=0.3), MUON),
+]
+NEW_IDS = [f"{c[0]}-" + "-".join(f"{k}={'tensor' if callable(v) else v}"
+                                  for k, v in c[1].items()) for c in NEW_CASES]
+NEW_STEPS = [pytest.param(c[0], c[1], c[2], dtype, id=f"{i}-{dtype}")
+             for c, i in zip(NEW_CASES, NEW_IDS)
+             for dtype in (c[3] if len(c) > 3 else ["float32", "float64"])]
+
+
+def _shaped_params(L, shapes, dtype, seed=1):
+    """Parameters of `shapes` and the C, D of their loss terms (W * (W * C + D)).sum()."""
+    rng = np.random.default_rng(seed)
+    dt = getattr(L, dtype)
+    ps = [L.tensor(rng.standard_normal(s), dtype=dt, requires_grad=True) for s in shapes]
+    cds = [(L.tensor(rng.uniform(0.2, 1.0, s), dtype=dt), L.tensor(rng.standard_normal(s),
+                                                                   dtype=dt))
+           for s in shapes]
+    return ps, cds
+
+
+def _options(L, kw):
+    return {k: v(L) if callable(v) else v for k, v in kw.items()}
+
+
+def _make_new(L, name, kw, ps):
+    kw = _options(L, kw)
+    half = len(ps) // 2
+    lr2 = kw["lr"] / 2 if isinstance(kw["lr"], float) else kw["lr"]
+    return getattr(L.optim, name)([{"params": ps[:half]}, {"params": ps[half:], "lr": lr2}],
+                                  **kw)
+
+
+def _train_new(L, name, kw, shapes, dtype, n=N, opt=None, params=None):
+    """n steps; per step every parameter's values and versions; the optimizer."""
+    ps, cds = params or _shaped_params(L, shapes, dtype)
+    opt = opt or _make_new(L, name, kw, ps)
+    trace = []
+    for _ in range(n):
+        opt.zero_grad()
+        sum((p * (p * c + d)).sum() for p, (c, d) in zip(ps, cds)).backward()
+        opt.step()
+        trace.append(([p.detach().numpy().copy() for p in ps], [p._version for p in ps]))
+    return trace, opt, (ps, cds)
+
+
+def _compare_new(t, e, rtol):
+    for k, ((tv, tver), (ev, ever)) in enumerate(zip(t, e)):
+        for i, (a, b) in enumerate(zip(tv, ev)):
+            np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol, err_msg=f"param {i}, step {k}")
+        assert ever == tver, f"versions at step {k}: torch {tver}, eagergrad {ever}"
+
+
+@pytest.mark.fast_first
+@pytest.mark.parametrize("name,kw,shapes,dtype", NEW_STEPS)
+def test_new_optimizers_steps_match_torch(name, kw, shapes, dtype):
+    """N steps: every parameter and its version after each, the state_dict (param_groups
+    included) and repr as torch's."""
+    t, topt, _ = _train_new(torch, name, kw, shapes, dtype)
+    e, eopt, _ = _train_new(eg, name, kw, shapes, dtype)
+    _compare_new(t, e, RTOL[dtype])
+    _close(_sd(topt.state_dict()), _sd(eopt.state_dict()), RTOL[dtype])
+    assert repr(eopt) == repr(topt)
+
+
+@pytest.mark.parametrize("name,kw,shapes", [c[:3] for c in NEW_CASES[1::3]],
+                         ids=NEW_IDS[1::3])
+def test_new_optimizers_state_dict_round_trip(name, kw, shapes):
+    """7 steps, the state_dict loaded by a fresh optimizer over fresh parameters holding
+    the same values, 7 more steps: as torch; the loaded state tensors are the saved ones
+    where torch's are."""
+    def run(L):
+        t1, opt, (ps, cds) = _train_new(L, name, kw, shapes, "float64", n=7)
+        sd = opt.state_dict()
+        ps2 = [p.detach().clone().requires_grad_(True) for p in ps]
+        opt2 = _make_new(L, name, dict(kw, lr=0.5), ps2)
+        opt2.load_state_dict(sd)
+        shares = [opt2.state[ps2[0]][k] is opt.state[ps[0]][k] for k in opt2.state[ps2[0]]]
+        t2, opt2, _ = _train_new(L, name, kw, shapes, "float64", n=7, opt=opt2,
+                                 params=(ps2, cds))
+        return t1 + t2, _sd(opt2.state_dict()), shares
+    t, tsd, tshares = run(torch)
+    e, esd, eshares = run(eg)
+    _compare_new([(v, 0) for v, _ in t], [(v, 0) for v, _ in e], 1e-10)
+    _close(tsd, esd, 1e-10)
+    assert eshares == tshares
+
+
+def test_adafactor_eps1_is_the_first_parameters():
+    """eps=(None, ...): torch takes finfo(dtype).eps of a group's first parameter with a
+    gradient for the whole group (float64 then float32 here, and the other way round)."""
+    def f(L, log):
+        for first, second in [(L.float64, L.float32), (L.float32, L.float64)]:
+            a = L.tensor([[1e-20, 0.5], [2.0, -1e-21]], dtype=first, requires_grad=True)
+            b = L.tensor([1e-20, -3.0], dtype=second, requires_grad=True)
+            opt = L.optim.Adafactor([a, b], lr=0.1)
+            for _ in range(3):
+                a.grad = a.detach() * 2
+                b.grad = b.detach() * 2
+                opt.step()
+            log.append((a, b, opt.state_dict()["state"]))
+    same(f)
+
+
+def test_muon_newton_schulz_in_bfloat16():
+    """One Muon step of a tall, a wide and a square float64 matrix of zeros (lr 1 not
+    adjusted, no momentum, no weight decay): the parameter is minus torch's bfloat16
+    Newton-Schulz result, values a bfloat16 holds, bit for bit."""
+    def f(L, log):
+        rng = np.random.default_rng(3)
+        for shape in [(7, 3), (3, 7), (4, 4)]:
+            w = L.zeros(shape, dtype=L.float64, requires_grad=True)
+            opt = L.optim.Muon([w], lr=1.0, weight_decay=0.0, nesterov=False, momentum=0.0)
+            opt.param_groups[0]["adjust_lr_fn"] = "neither"  # (torch: lr as it is)
+            w.grad = L.tensor(rng.standard_normal(shape))
+            opt.step()
+            log.append((w, (w.to(L.bfloat16).to(L.float64) == w).all()))
+    assert same(f, exact=True)[0][1].values
+
+
+NEW_BAD = [
+    (lambda L, W: L.optim.Adafactor([W], lr=-0.1), ValueError,
+     "Learning rate should be >= 0 but is: -0.1"),
+    (lambda L, W: L.optim.Adafactor([W], beta2_decay=0.5), ValueError,
+     "beta2_decay should be <= 0 but is: 0.5"),
+    (lambda L, W: L.optim.Adafactor([W], eps=(-1.0, 1e-3)), ValueError,
+     "epsilon1 should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Adafactor([W], eps=(None, -1.0)), ValueError,
+     "epsilon2 should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Adafactor([W], d=0.5), ValueError,
+     "Clipping threshold d should be >= 1 but is: 0.5"),
+    (lambda L, W: L.optim.Adafactor([W], weight_decay=-1.0), ValueError,
+     "weight_decay should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Adafactor([W], lr=L.ones(2)), ValueError,
+     "Tensor lr must be 1-element"),
+    (lambda L, W: L.optim.Adafactor([W], fused=True), TypeError, "unexpected keyword argument"),
+    (lambda L, W: L.optim.Muon([W]), ValueError,
+     "Muon only supports 2D parameters whereas we found a parameter with size: "
+     "torch.Size([2])"),
+    (lambda L, W: L.optim.Muon([W.view(1, 2).detach()], lr=-1.0), ValueError,
+     "Learning rate should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Muon([W.view(1, 2).detach()], momentum=-1.0), ValueError,
+     "momentum should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Muon([W.view(1, 2).detach()], weight_decay=-1.0), ValueError,
+     "weight decay should be >= 0 but is: -1.0"),
+    (lambda L, W: L.optim.Muon([W.view(1, 2).detach()], adjust_lr_fn="x"), ValueError,
+     "Adjust learning rate function x is not supported"),
+    (lambda L, W: L.optim.Muon([W.view(1, 2).detach()], foreach=True), TypeError,
+     "unexpected keyword argument"),
+    (lambda L, W: L.optim.SparseAdam([W], lr=0.0), ValueError, "Invalid learning rate: 0.0"),
+    (lambda L, W: L.optim.SparseAdam([W], eps=0.0), ValueError, "Invalid epsilon value: 0.0"),
+    (lambda L, W: L.optim.SparseAdam([W], betas=(1.0, 0.5)), ValueError,
+     "Invalid beta parameter at index 0: 1.0"),
+    (lambda L, W: L.optim.SparseAdam([W], betas=(0.5, -0.5)), ValueError,
+     "Invalid beta parameter at index 1: -0.5"),
+    (lambda L, W: L.optim.SparseAdam([W], lr=L.ones(2)), ValueError,
+     "Tensor lr must be 1-element"),
+    (lambda L, W: L.optim.SparseAdam([{"params": [W]}, {"params": [
+        L.ones(1, dtype=L.complex64, requires_grad=True), L.ones(1, requires_grad=True),
+        L.ones(1, dtype=L.complex128, requires_grad=True)]}]), ValueError,
+     "Complex params at indices [[1, 0], [1, 2]]: SparseAdam does not support complex "
+     "parameters"),
+]
+
+
+@pytest.mark.parametrize("make,exc,phrase", NEW_BAD, ids=[b[2][:40] for b in NEW_BAD])
+def test_new_optimizers_errors(make, exc, phrase):
+    same_error(lambda L: make(L, L.zeros(2, requires_grad=True)), phrase, exc)
+
+
+STEP_BAD = [
+    # (torch's _init_group makes the first parameter's state before it meets the complex one)
+    ("Adafactor", dict(), [(2, 3), "complex"], RuntimeError,
+     "Adafactor does not support complex parameters"),
+    ("Muon", dict(), [(2, 3), "complex"], RuntimeError, "Muon does not support complex"),
+    # (torch's loop: the first parameter's buffer lerps, then the iteration refuses)
+    ("Muon", dict(ns_steps=100), [(2, 3), (3, 3)], ValueError,
+     "Number of steps must be less than 100 for computational efficiency"),
+    ("Muon", dict(ns_coefficients=(1.0, 2.0)), [(2, 3), (3, 3)], ValueError,
+     "Coefficients must be a tuple of exactly 3 values"),
+    # (a parameter added later is not checked: the ones before it are updated)
+    ("Muon", dict(), [(2, 3), (3, 3), "added 1-D"], ValueError,
+     "Param gradient must be a 2D matrix"),
+    ("Adafactor", dict(), [(2, 3), (0,), (3,)], ZeroDivisionError, "float division by zero"),
+    ("SparseAdam", dict(), [(2, 3), (3,)], RuntimeError,
+     "SparseAdam does not support dense gradients, please consider Adam instead"),
+]
+
+
+@pytest.mark.parametrize("name,kw,shapes,exc,phrase", STEP_BAD,
+                         ids=[f"{b[0]}-{b[4][:30]}" for b in STEP_BAD])
+def test_new_optimizers_step_errors(name, kw, shapes, exc, phrase):
+    """torch's error at step, and what torch's loop had done before it: parameters,
+    versions, state."""
+    def f(L, log):
+        rng = np.random.default_rng(5)
+        ps, late = [], []
+        for s in shapes:
+            if s == "complex":
+                ps.append(L.tensor(rng.standard_normal((2, 2)) + 1j, requires_grad=True))
+            elif s == "added 1-D":
+                late.append(L.tensor(rng.standard_normal(3), requires_grad=True))
+            else:
+                ps.append(L.tensor(rng.standard_normal(s), requires_grad=True))
+        opt = getattr(L.optim, name)(ps, **kw)
+        if late:
+            opt.add_param_group({"params": late})
+        for p in ps + late:
+            p.grad = L.ones_like(p)
+        try:
+            opt.step()
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            log.append((type(e).__name__, str(e)))
+        log.append([(p, p._version) for p in ps + late])
+        log.append(opt.state_dict()["state"])
+    got = same(f)
+    assert got[0][0] == exc.__name__ and phrase in got[0][1], got[0]
+
+
+def test_sparse_adam_step_without_gradients():
+    def f(L, log):
+        w = L.ones(3, requires_grad=True)
+        opt = L.optim.SparseAdam([w], lr=0.1, maximize=True)
+        log.append(opt.step(lambda: L.tensor(2.0)))
+        log.append((w, opt.state_dict(), repr(opt)))
+    same(f)
 
 
 # ---- lr schedulers ---------------------------------------------------------------------
@@ -471,3 +726,59 @@ def test_scheduler_errors():
             opt.step()
             s.step()
     same_error(too_far, "Tried to step 4 times", ValueError)
+
+
+# ---- swap_in_optimizer_params_and_state ----------------------------------------------------
+def test_swap_in_optimizer_params_and_state():
+    """Inside the block the optimizer steps the given tensors with the given state and
+    group options (an in-place state update reaches the given state_dict, a state made
+    there does not); on exit its own parameters, state and groups are back, untouched."""
+    def f(L, log):
+        W, b, C, D = _params(L, "float64")
+        opt = L.optim.Adam([{"params": [W]}, {"params": [b], "lr": 0.05}], lr=0.1)
+        _loss(W, b, C, D).backward()
+        opt.step()
+        live_state, live_params = opt.state, opt.param_groups[0]["params"]
+        sd = opt.state_dict()
+        sd = {"state": {0: {k: v.clone() for k, v in sd["state"][0].items()}},
+              "param_groups": [dict(g) for g in sd["param_groups"]]}
+        sd["param_groups"][1]["lr"] = 1.0
+        W2, b2 = W.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        _loss(W2, b2, C, D).backward()
+        with L.optim.swap_in_optimizer_params_and_state(opt, {"W": W2, "b": b2}, sd):
+            log.append(([g["lr"] for g in opt.param_groups], len(opt.state)))
+            opt.step()
+            log.append(sorted(opt.state[b2]))
+        log.append((W2, b2, sd["state"], W, b))
+        log.append((opt.state is live_state, opt.param_groups[0]["params"] is live_params,
+                    [g["lr"] for g in opt.param_groups], opt.state_dict()["state"]))
+    same(f)
+
+
+SWAP_BAD = [
+    (lambda L, o, sd: sd, "requires initialized optimizer state", False),
+    (lambda L, o, sd: [], "requires a DCP-style optimizer state_dict", True),
+    (lambda L, o, sd: {"state": [], "param_groups": []}, "to be a dict mapping", True),
+    (lambda L, o, sd: dict(sd, state={0: 1}), "entries to be dictionaries", True),
+    (lambda L, o, sd: dict(sd, param_groups=()), "to be a list of param-group dicts", True),
+    (lambda L, o, sd: dict(sd, param_groups=[]), "different number of parameter groups", True),
+    (lambda L, o, sd: dict(sd, param_groups=[dict(sd["param_groups"][0], params=[0, 1])]),
+     "param group 0 has a different number of params", True),
+    (lambda L, o, sd: dict(sd, param_groups=[dict(sd["param_groups"][0], extra=1)]),
+     "Keys only in swap-in: ['extra']. Keys only in live: []", True),
+    (lambda L, o, sd: dict(sd, state={0: {}, 5: {}}), "got extra keys [5]", True),
+]
+
+
+@pytest.mark.parametrize("make,phrase,stepped", SWAP_BAD, ids=[b[1][:30] for b in SWAP_BAD])
+def test_swap_in_errors(make, phrase, stepped):
+    def f(L):
+        W = L.ones(2, requires_grad=True)
+        opt = L.optim.SGD([W], lr=0.1, momentum=0.9)
+        if stepped:
+            W.grad = L.ones(2)
+            opt.step()
+        sd = opt.state_dict()
+        with L.optim.swap_in_optimizer_params_and_state(opt, {"W": W}, make(L, opt, sd)):
+            pass
+    same_error(f, phrase, RuntimeError)

@@ -60,6 +60,7 @@ whatever the number of its parameters, and a new model's first step one XLA comp
   a program per new shape.
 """
 import inspect
+import math
 
 import jax
 import jax.numpy as jnp
@@ -625,7 +626,7 @@ def _single_tensor_rprop(param, grad, prev, step_size, step, *, etaminus, etaplu
     return param - jnp.sign(grad) * step_size, grad, step_size, step
 
 
-@_kernel(flags=("maximize", "has_weight_decay"),
+@_kernel(flags=("maximize", "has_weight_decay", "default_f64"),
          checks=(("eta", "i"), ("mu", "i"), ("ax", "c"), ("step", "i")),
          writes=(("step", 1),   # step_t += 1
                  ("param", 2),  # param.mul_(1 - lambd * eta), param.add_(grad, alpha=-eta)
@@ -633,7 +634,10 @@ def _single_tensor_rprop(param, grad, prev, step_size, step, *, etaminus, etaplu
                  ("eta", 1),    # eta.copy_(new_eta)
                  ("mu", 1)))    # mu.copy_(new_mu)
 def _single_tensor_asgd(param, grad, ax, eta, mu, step, *, lr, lambd, alpha, t0, weight_decay,
-                        maximize, has_weight_decay):
+                        maximize, has_weight_decay, default_f64):
+    """default_f64: the default dtype is float64 (torch's new eta and mu are
+    torch.as_tensor(a Python float), of the default dtype, copied into the states: a
+    float64 state loaded for float64 parameters holds float32 values otherwise)."""
     s = lambda x: x.astype(param.dtype)
     step = step + 1
     grad = -grad if maximize else grad
@@ -645,6 +649,153 @@ def _single_tensor_asgd(param, grad, ax, eta, mu, step, *, lr, lambd, alpha, t0,
     # (torch: ax.add_(param.sub(ax).mul_(mu)) if mu.item() != 1, else ax.copy_(param))
     ax = jnp.where(mu != 1, ax + (param - ax) * s(mu), param)
     n = step.astype(jnp.float64)
-    eta = (lr / ((1 + lambd * lr * n) ** alpha)).astype(eta.dtype)
-    mu = (1 / jnp.maximum(1.0, n - t0)).astype(mu.dtype)
+    as_tensor = jnp.float64 if default_f64 else jnp.float32
+    eta = (lr / ((1 + lambd * lr * n) ** alpha)).astype(as_tensor).astype(eta.dtype)
+    mu = (1 / jnp.maximum(1.0, n - t0)).astype(as_tensor).astype(mu.dtype)
     return param, ax, eta, mu, step
+
+
+def _inv_sqrt(x):
+    """1 / sqrt(x) rounded twice, as torch's rsqrt (XLA would rewrite it to an rsqrt that
+    is not)."""
+    return 1 / jax.lax.optimization_barrier(jnp.sqrt(x))
+
+
+def _lerp_where(a, b, w):
+    """torch's lerp with a weight only known at run time: both sides, chosen per value."""
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _div_const(x, k):
+    """x / k for a Python number k, rounded once as torch's division (XLA rewrites a
+    division by a constant into a product with its rounded reciprocal)."""
+    return x / jax.lax.optimization_barrier(jnp.asarray(k, x.dtype))
+
+
+def _div_bcast(x, y):
+    """x / y for a y that broadcasts to x's shape, rounded once as torch's division (XLA
+    rewrites a division by a broadcast into a product with the rounded reciprocals)."""
+    return x / jax.lax.optimization_barrier(jnp.broadcast_to(y, x.shape))
+
+
+def _norm(x, axis=None):
+    return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=axis is not None))
+
+
+@_kernel(flags=("maximize", "has_weight_decay", "lr_f32"),
+         extra=lambda lr, weight_decay, eps1, **_: dict(one_minus_lr_wd=1 - lr * weight_decay,
+                                                        eps1_sq=eps1 * eps1),
+         checks=(("step", "i"), ("variance", "a")),
+         writes=(("step", 1),      # step_t += 1
+                 ("row_var", 1),   # row_var.lerp_(row_mean, one_minus_beta2_t)
+                 ("col_var", 1),   # col_var.lerp_(col_mean, one_minus_beta2_t)
+                 ("variance", 1),  # variance.lerp_(grad_squared, one_minus_beta2_t)
+                 # (param.mul_(1 - lr * weight_decay)), param.add_(update, alpha=...)
+                 ("param", lambda f: 1 + f["has_weight_decay"])))
+def _single_tensor_adafactor(param, grad, row_var, col_var, variance, step, *, lr, beta2_decay,
+                             eps1, eps2, d, weight_decay, one_minus_lr_wd, eps1_sq, maximize,
+                             has_weight_decay, lr_f32):
+    """A parameter of more than one dimension keeps row_var and col_var (the factored
+    second moment of its last two dimensions), any other the variance. lr_f32: lr is a
+    float32 Tensor, and torch's scalar math with it rounds to float32 where it meets it
+    (rho_t = lr, lr * weight_decay, alpha / denom)."""
+    s = lambda x: x.astype(param.dtype)
+    f64, f32 = jnp.float64, jnp.float32
+    step = step + 1
+    grad = -grad if maximize else grad
+    n = step.astype(f64)
+    one_minus_beta2_t = n ** beta2_decay
+    inv_sqrt_n = _inv_sqrt(n)
+    numel = float(param.size)
+    rms = _div_const(_norm(param).astype(f64), numel ** 0.5)
+    scale = jnp.where(rms > eps2._v(), rms, eps2._v())  # (Python's max(eps2, rms))
+    if lr_f32:  # (a float32 comparison; alpha = max(...) * lr a float32 tensor then)
+        lr_wins = ~(inv_sqrt_n.astype(f32) < lr.astype(f32))
+        alpha_t = (scale.astype(f32) * lr.astype(f32)).astype(f64)
+        alpha = jnp.where(lr_wins, alpha_t, scale * inv_sqrt_n)
+        decay = (1 - lr.astype(f32) * weight_decay.astype(f32)).astype(f64)
+    else:
+        lr_wins = ~(inv_sqrt_n < lr._v())  # (Python's min(lr, 1 / step ** 0.5))
+        alpha = scale * jnp.where(lr_wins, lr._v(), inv_sqrt_n)
+        decay = one_minus_lr_wd
+    if has_weight_decay:
+        param = param * s(decay)
+    w = s(one_minus_beta2_t)
+    if row_var is not None:
+        row_mean = _div_const(_norm(grad, -1) ** 2, grad.shape[-1])
+        row_var = _lerp_where(row_var, row_mean, w)
+        col_mean = _div_const(_norm(grad, -2) ** 2, grad.shape[-2])
+        col_var = _lerp_where(col_var, col_mean, w)
+        var_estimate = row_var * col_var  # (row_var @ col_var: one product per value)
+        row_var_mean = _div_const(jnp.sum(row_var, -2, keepdims=True), row_var.shape[-2])
+        var_estimate = _div_bcast(var_estimate, jnp.maximum(row_var_mean, s(eps1)))
+    else:
+        variance = _lerp_where(variance, grad * grad, w)
+        var_estimate = variance
+    update = _inv_sqrt(jnp.maximum(var_estimate, s(eps1_sq))) * grad
+    ratio = _norm(update).astype(f64) / (numel ** 0.5 * d)
+    denom = jnp.where(ratio > 1.0, ratio, 1.0)  # (Python's max(1.0, ratio))
+    if lr_f32:
+        step_t = (-alpha.astype(f32) / denom.astype(f32)).astype(f64)
+        step_size = jnp.where(lr_wins, step_t, -alpha / denom)
+    else:
+        step_size = -alpha / denom
+    return param + s(step_size) * update, row_var, col_var, variance, step
+
+
+def _round_bf16(x):
+    """float32 values rounded to bfloat16's, kept in float32 (an explicit conversion, which
+    XLA keeps: each op of torch's bfloat16 math computes in float32 and rounds)."""
+    return x.astype(jnp.bfloat16).astype(jnp.float32)
+
+
+def _newton_schulz(grad, a, b, c, eps, ns_steps):
+    """torch's _zeropower_via_newtonschulz: in bfloat16 (each addmm in float32, rounded
+    once), the wide orientation, ns_steps quintic iterations."""
+    f32 = jnp.float32
+    x = _round_bf16(grad.astype(f32))  # (torch's .bfloat16() of a double goes via float)
+    tall = grad.shape[0] > grad.shape[1]
+    if tall:
+        x = x.T
+    nrm = jnp.maximum(_round_bf16(_norm(x)), _round_bf16(eps.astype(f32)))
+    x = _round_bf16(_div_bcast(x, nrm))
+    a, b, c = a.astype(f32), b.astype(f32), c.astype(f32)
+
+    def body(_, x):
+        gram = _round_bf16(x @ x.T)
+        gram_update = _round_bf16(b * gram + c * (gram @ gram))
+        return _round_bf16(a * x + gram_update @ x)
+
+    x = jax.lax.fori_loop(0, ns_steps.astype(jnp.int32), body, x)
+    return x.T if tall else x
+
+
+@_kernel(flags=("nesterov", "small", "small_nesterov", "original", "match_rms_adamw",
+                "lr_f32"),
+         extra=lambda lr, momentum, weight_decay, **_: dict(
+             one_minus_momentum=1 - momentum, one_minus_lr_wd=1 - lr * weight_decay),
+         checks=(("momentum_buffer", "a"),),
+         writes=(("momentum_buffer", 1),  # buf.lerp_(grad, 1 - momentum)
+                 ("param", 2)))           # param.mul_(1 - lr * wd), param.add_(update, ...)
+def _single_tensor_muon(param, grad, momentum_buffer, *, lr, weight_decay, momentum, ns_a,
+                        ns_b, ns_c, eps, ns_steps, one_minus_momentum, one_minus_lr_wd,
+                        nesterov, small, small_nesterov, original, match_rms_adamw, lr_f32):
+    """`small` / `small_nesterov`: which side of torch's lerp formula the weights
+    1 - momentum and momentum take; `original` / `match_rms_adamw`: torch's _adjust_lr
+    (neither: lr as it is); lr_f32: lr is a float32 Tensor (torch's lr * ratio and
+    1 - lr * weight_decay are float32 tensors then)."""
+    s = lambda x: x.astype(param.dtype)
+    f64, f32 = jnp.float64, jnp.float32
+    buf = _lerp(momentum_buffer, grad, s(one_minus_momentum), small)
+    update = _lerp(grad, buf, s(momentum), small_nesterov) if nesterov else buf
+    update = _newton_schulz(update, ns_a, ns_b, ns_c, eps, ns_steps)
+    A, B = param.shape[:2]
+    ratio = (math.sqrt(max(1, A / B)) if original else
+             0.2 * math.sqrt(max(A, B)) if match_rms_adamw else 1.0)
+    if lr_f32:
+        adjusted_lr = (lr.astype(f32) * f32(ratio)).astype(f64)
+        decay = (1 - lr.astype(f32) * weight_decay.astype(f32)).astype(f64)
+    else:
+        adjusted_lr, decay = lr * ratio, one_minus_lr_wd
+    param = param * s(decay)
+    return param + s(-adjusted_lr) * s(update), buf

@@ -1,4 +1,5 @@
 """ASGD (averaged stochastic gradient descent)."""
+from .. import _dtypes as D
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -64,4 +65,4 @@ class ASGD(Optimizer):
         K._single_tensor_asgd.foreach(
             params, item, state, lr=lr, lambd=group["lambd"], alpha=group["alpha"],
             t0=group["t0"], weight_decay=wd, maximize=group["maximize"],
-            has_weight_decay=wd != 0)
+            has_weight_decay=wd != 0, default_f64=D.get_default_dtype() is D.float64)

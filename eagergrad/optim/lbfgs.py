@@ -13,7 +13,7 @@ from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..ops.shape import cat, view_as_real
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_hyper, _hyper
+from .optimizer import Optimizer, _check_hyper
 
 __all__ = ["LBFGS"]
 
@@ -24,8 +24,9 @@ def _np(x):
 
 
 def _t(x, like):
-    """A NumPy scalar as a 0-dim tensor (Python numbers as they are)."""
-    return _tensor(x, dtype=like.dtype) if isinstance(x, np.generic) else x
+    """A NumPy scalar as a 0-dim tensor of its dtype, as the torch tensor the same math
+    gives (a Tensor lr's float32 `t`); Python numbers as they are."""
+    return _tensor(x) if isinstance(x, np.generic) else x
 
 
 def _v(x, like):
@@ -224,7 +225,7 @@ class LBFGS(Optimizer):
                 return raw_closure()
 
         group = self.param_groups[0]
-        lr = _hyper(group["lr"])
+        lr = _np(group["lr"])  # (a Tensor lr: a NumPy scalar of its dtype, as torch's math)
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
