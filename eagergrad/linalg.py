@@ -1,38 +1,70 @@
-"""torch.linalg: qr, householder_product, matrix_exp, solve and solve_triangular (ops of
-ops/decomp.py); the norms, vecdot, matmul, multi_dot and diagonal, composed from eagergrad
-ops as ATen composes them (so the graphs are torch's: LinalgVectorNormBackward0,
-AmaxBackward0, MmBackward0, ...). Every other torch.linalg function raises
-NotImplementedError naming it.
+"""torch.linalg: the decompositions and solvers of ops/decomp.py (qr, lu_factor, lu_solve,
+solve, solve_triangular, householder_product, matrix_exp), ops/linalg_decomp.py (svd, eigh,
+eig, cholesky, inv, det, slogdet) and ops/linalg_solvers.py (lstsq, pinv, lu, ...), one node
+each; the norms, cond, matrix_power, tensorinv/tensorsolve, vander (ops/linalg_compose.py),
+vecdot, matmul, multi_dot and diagonal, composed from eagergrad ops as ATen composes them
+(so the graphs are torch's: LinalgVectorNormBackward0, AmaxBackward0, MmBackward0, ...).
+ldl_factor / ldl_solve raise NotImplementedError (jax has no Bunch-Kaufman LDL).
 
 >>> import eagergrad as torch
 >>> torch.linalg.vector_norm(torch.tensor([3.0, 4.0]))
 tensor(5.)
 """
-import math
 
 from . import _torch_names
+from .ops._autocast import autocast_op
 from .ops import decomp as _DC
 from .ops import linalg as _L
+from .ops import linalg_compose as _LC
+from .ops import linalg_decomp as _LD
+from .ops import linalg_solvers as _LS
+from .ops import products as _P
 from .ops import shape as _S
 from .ops.pointwise import mul as _mul
-from .ops.reduce import amax as _amax
-from .ops.reduce import amin as _amin
 from .ops.reduce import sum as _sum
 from .ops.reduce import vector_norm
-from ._shapes import wrap_dim as _wrap_dim
 
 __all__ = [
     "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
     "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
     "householder_product",
+    "inv",
+    "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
     "matrix_exp",
     "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
     "multi_dot",
     "norm",
+    "pinv",
     "qr",
+    "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
@@ -40,10 +72,43 @@ __all__ = [
 matmul = _L.matmul
 matrix_exp = _DC.matrix_exp
 householder_product = _DC.householder_product
-solve = _DC.solve
+solve = _DC.linalg_solve
+cholesky = _LD.linalg_cholesky
+cholesky_ex = _LD.linalg_cholesky_ex
+cond = _LC.linalg_cond
+det = _LD.linalg_det
+eig = _LD.linalg_eig
+eigh = _LD.linalg_eigh
+eigvals = _LD.linalg_eigvals
+eigvalsh = _LD.linalg_eigvalsh
+inv = _LD.linalg_inv
+inv_ex = _LD.linalg_inv_ex
+ldl_factor = _LC.linalg_ldl_factor
+ldl_factor_ex = _LC.linalg_ldl_factor_ex
+ldl_solve = _LC.linalg_ldl_solve
+lstsq = _LS.linalg_lstsq
+lu = _LS.linalg_lu
+lu_factor = _DC.linalg_lu_factor
+lu_factor_ex = _DC.linalg_lu_factor_ex
+lu_solve = _DC.linalg_lu_solve
+matrix_norm = _LC.linalg_matrix_norm
+matrix_power = _LC.linalg_matrix_power
+matrix_rank = _LS.linalg_matrix_rank
+norm = _LC.linalg_norm
+pinv = _LS.linalg_pinv
+slogdet = _LD.linalg_slogdet
+solve_ex = _DC.linalg_solve_ex
+svd = _LD.linalg_svd
+svdvals = _LD.linalg_svdvals
+tensorinv = _LC.linalg_tensorinv
+tensorsolve = _LC.linalg_tensorsolve
+vander = _LC.linalg_vander
+LinAlgError = _DC.LinAlgError
 solve_triangular = _DC.solve_triangular
+cross = _P.linalg_cross
 
 
+@autocast_op("linalg_qr")
 def qr(A, mode="reduced", *, out=None):
     """torch.linalg.qr: A = QR, mode "reduced" (default), "complete" or "r" (Q empty);
     torch.return_types.linalg_qr(Q, R), one LinalgQrBackward0 node.
@@ -58,90 +123,7 @@ def qr(A, mode="reduced", *, out=None):
     return _DC._LinalgQr(_DC._linalg_qr(A, mode))
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: raised by decompositions of singular or ill-conditioned
-    matrices (eagergrad implements none yet)."""
-
-
-def _matrix_dims(A, dim):
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if not A.dtype.is_differentiable:
-        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {A.dtype.scalar_name}")
-    dim = list(dim)
-    if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
-                           f"{' '.join(map(str, dim))}")
-    dim = [_wrap_dim(d, A.ndim) for d in dim]
-    if dim[0] == dim[1]:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
-                           f"{dim[1]})")
-    return dim
-
-
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """torch.linalg.matrix_norm for ord "fro" (a vector 2-norm over `dim`, as ATen) and
-    1, -1, inf, -inf (max/min over one dim of vector 1-norms over the other). "nuc", 2
-    and -2 need singular values, which eagergrad lacks: NotImplementedError.
-
-    >>> import eagergrad as torch
-    >>> torch.linalg.matrix_norm(torch.tensor([[3.0, 0.0], [0.0, 4.0]]))
-    tensor(5.)
-    """
-    if isinstance(ord, str):
-        if ord not in ("fro", "nuc"):
-            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-        if ord == "nuc":
-            raise _torch_names.missing("torch.linalg.matrix_norm(ord='nuc')")
-        dim = _matrix_dims(A, dim)
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if abs(ord) not in (1, 2, math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {_fmt(ord)} not supported.")
-    if abs(ord) == 2:
-        raise _torch_names.missing(f"torch.linalg.matrix_norm(ord={ord})")
-    d0, d1 = _matrix_dims(A, dim)
-    if abs(ord) == math.inf:  # the inf-norm is the 1-norm of the transpose
-        d0, d1 = d1, d0
-    if not keepdim and d0 < d1:
-        d1 -= 1
-    norms = vector_norm(A, 1.0, d0, keepdim, dtype=dtype)
-    return (_amax if ord > 0 else _amin)(norms, d1, keepdim)
-
-
-def _fmt(x):
-    """A number as C++ streams a double ("3", "0.5", "inf")."""
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """torch.linalg.norm: a vector norm (ord None is the 2-norm of the flattened input)
-    or, for 2-D input with an ord or a 2-tuple dim, a matrix norm (see matrix_norm).
-
-    >>> import eagergrad as torch
-    >>> torch.linalg.norm(torch.tensor([[1.0, 2.0], [2.0, 4.0]]))
-    tensor(5.)
-    """
-    if isinstance(dim, int):
-        dim = (dim,)
-    if dim is not None:
-        dim = tuple(dim)
-        if len(dim) not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If {'ord' if ord is not None else 'dim'} is "
-                               f"specified, it must be of length 1 or 2. Got "
-                               f"[{', '.join(map(str, dim))}]")
-    elif ord is not None and A.ndim not in (1, 2):
-        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
-                           f"be 1D or 2D. Got {A.ndim}D.")
-    if isinstance(ord, str) or (ord is not None and (
-            (dim is not None and len(dim) == 2) or (dim is None and A.ndim == 2))):
-        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
-
-
+@autocast_op("linalg_vecdot")
 def vecdot(x, y, *, dim=-1):
     """torch.linalg.vecdot: sum(x.conj() * y, dim), as ATen writes it.
 
@@ -202,6 +184,30 @@ def multi_dot(tensors):
     else:
         out = _chain(ts, _chain_order(ts), 0, n - 1)
     return _S.view(out, tuple(shape))
+
+
+def _chain_matmul(*matrices, out=None):
+    # (torch.chain_matmul: here beside multi_dot; eagergrad/__init__ exports it)
+    """torch.chain_matmul (deprecated, warned once): multi_dot of two or more matrices,
+    a clone of a single one.
+
+    >>> import eagergrad as torch
+    >>> torch.chain_matmul(torch.ones(2, 3), torch.ones(3, 1)).shape
+    torch.Size([2, 1])
+    """
+    if out is not None:
+        raise _torch_names.missing("torch.chain_matmul(out=...)")
+    _P._warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a "
+                  "future PyTorch release. Use torch.linalg.multi_dot instead, which accepts a "
+                  "list of two or more tensors rather than multiple parameters.")
+    for t in matrices:
+        if t.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.ndim}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return _S.clone(matrices[0])
+    return multi_dot(matrices)
 
 
 def _sizes(t):

@@ -1,17 +1,23 @@
 """Triangles, solves, decompositions and matrix functions: tril/triu,
-linalg.solve(_triangular), linalg.matrix_exp, linalg.qr (and torch.qr), geqrf and
-householder_product, one node each with torch's derivative formulas (FunctionsManual.cpp),
-their results in LAPACK's column-major layout as torch's."""
+linalg.solve_triangular, the LU family (linalg.lu_factor(_ex), lu_solve, solve(_ex)),
+linalg.matrix_exp, linalg.qr (and torch.qr), geqrf and householder_product, one node each
+with torch's derivative formulas (FunctionsManual.cpp), their results in LAPACK's
+column-major layout as torch's. Also LinAlgError and the check of LAPACK's info outputs
+that raises it (on the host, never on jax tracers). The other decompositions are in
+linalg_decomp.py and linalg_solvers.py."""
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._shapes import broadcast_shape as _broadcast_batch
 from .._storage import contiguous_strides
+from ..engine.grad_mode import STATE
 from ..tensor import _make
 from . import shape as S
 from ._args import promote
 from ._table import call_op, defop
+from ._autocast import autocast_op
 from .pointwise import mul
 from .reduce import sum as _sum
 from .linalg import _HI, matmul
@@ -75,6 +81,14 @@ def _float_check(A, name):
                            f"Got {A.dtype.scalar_name}")
 
 
+def _lapack_check(A, kernel):
+    """torch's dispatch error for the dtypes its LAPACK kernels lack (half, bfloat16); A a
+    tensor or a dtype."""
+    dt = getattr(A, "dtype", A)
+    if dt.is_differentiable and dt.itemsize < (8 if dt.is_complex else 4):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
+
+
 def _lapack_layout(t):
     """t with LAPACK's layout, as torch's results have it: each matrix column-major
     (strides only; the array stays as it is)."""
@@ -90,6 +104,25 @@ def _half_diagonal(x):
     hermitian x, imag(diag).mul_(0.5) on a skew-hermitian one."""
     n = x._shape[-1]
     return x * _make(1.0 - 0.5 * jnp.eye(n, dtype=x.dtype.to_real().np))
+
+
+def _return_type(name, fields):
+    class R(tuple):
+        __slots__ = ()
+
+        def __repr__(self):
+            body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+            return f"eagergrad.return_types.{name}(\n{body})"
+    for i, f in enumerate(fields):
+        setattr(R, f, property(lambda self, i=i: self[i]))
+    R.__name__ = R.__qualname__ = name
+    R.__module__ = "eagergrad.return_types"
+    return R
+
+
+_LinalgSolveEx = _return_type("linalg_solve_ex", ("result", "info"))
+_LinalgLuFactor = _return_type("linalg_lu_factor", ("LU", "pivots"))
+_LinalgLuFactorEx = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 
 
 # ---- linalg.solve_triangular ---------------------------------------------------------------
@@ -146,6 +179,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
                            f"{B._shape[-1]})")
     _broadcast_batch(A._shape[:-2], B._shape[:-2])
     dt = promote(A, B)
+    _lapack_check(dt, "triangular_solve_cpu")
     if A.dtype is not dt:
         A = S.to(A, dt)
     if B.dtype is not dt:
@@ -154,36 +188,353 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         bool(upper), bool(left), bool(unitriangular))))
 
 
+# ---- errors that need values: LAPACK's info, checked on the host -------------------------
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch._C._LinAlgError): a decomposition or inversion of a
+    singular or not positive-definite matrix. Raised by the checking variants after the
+    kernel ran, from its `info` output; never when the values are jax tracers (under
+    jax.jit, torch.func), where only the `_ex` variants' info tells."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"  # (torch's class name)
+LinAlgError.__module__ = "eagergrad.linalg"
+
+
+def _check_errors(info, api, is_matrix):
+    """torch's _linalg_check_errors: raise for the first non-zero info (LinAlgError; a
+    RuntimeError for lu_factor), with torch's message for `api`. Skipped on tracers."""
+    v = info._value
+    if isinstance(v, jax.core.Tracer) or v.size == 0:
+        return
+    flat = np.asarray(v).reshape(-1)
+    bad = np.flatnonzero(flat)
+    if not bad.size:
+        return
+    i = int(bad[0])
+    code = int(flat[i])
+    where = f"{api}{'' if is_matrix else f': (Batch element {i})'}: "
+    if "inv" in api:
+        raise LinAlgError(f"{where}The diagonal element {code} is zero, the inversion could "
+                          "not be completed because the input matrix is singular.")
+    if "solve" in api:
+        raise LinAlgError(f"{where}The solver failed because the input matrix is singular.")
+    if "cholesky" in api:
+        raise LinAlgError(f"{where}The factorization could not be completed because the input "
+                          f"is not positive-definite (the leading minor of order {code} is "
+                          "not positive-definite).")
+    if "svd" in api:
+        raise LinAlgError(f"{where}The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated singular values (error "
+                          f"code: {code}).")
+    if "eig" in api:
+        raise LinAlgError(f"{where}The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated eigenvalues (error "
+                          f"code: {code}).")
+    raise RuntimeError(f"{where}U[{code},{code}] is zero and using it on lu_solve would "
+                       "result in a division by zero. If you still want to perform the "
+                       "factorization, consider calling linalg.lu(A, pivot) or "
+                       "linalg.lu_factor_ex(A, pivot)")
+
+
+# ---- LU: linalg.lu_factor_ex, linalg.lu_solve, linalg.solve(_ex) -------------------------
+# LAPACK's conventions, as torch returns them: pivots are 1-based int32 row swaps (row i
+# was swapped with row pivots[i]), info is the 1-based index of the first exact zero on
+# U's diagonal (0: none)
+def _lu_info(lu):
+    z = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    return jnp.where(jnp.any(z, -1), jnp.argmax(z, -1) + 1, 0).astype(jnp.int32)
+
+
+def _lu_factor_k(A):
+    lu, piv, _ = jax.lax.linalg.lu(A)
+    return lu, (piv + 1).astype(jnp.int32), _lu_info(lu)
+
+
+def _permutation(pivots, m):
+    """The permutation of A's rows that LU factors (A[perm] = L U) from 1-based pivots."""
+    return jax.lax.linalg.lu_pivots_to_permutation(pivots - 1, m)
+
+
+def _take_rows(b, perm):
+    return jnp.take_along_axis(b, perm[..., :, None], axis=-2)
+
+
+def _lu_solve_arrays(lu, perm, b, adjoint):
+    """X with A X = b (adjoint: A^H X = b), A[perm] = L U packed in lu (same batch dims)."""
+    tri = jax.lax.linalg.triangular_solve
+    if not adjoint:
+        x = tri(lu, _take_rows(b, perm), left_side=True, lower=True, unit_diagonal=True)
+        return tri(lu, x, left_side=True, lower=False)
+    conj = jnp.iscomplexobj(lu)
+    x = tri(lu, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+    x = tri(lu, x, left_side=True, lower=True, transpose_a=True, conjugate_a=conj,
+            unit_diagonal=True)
+    return _take_rows(x, jnp.argsort(perm, axis=-1))
+
+
+def _lu_solve_k(LU, pivots, B, left, adjoint):
+    batch = jnp.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    lu = jnp.broadcast_to(LU, batch + LU.shape[-2:])
+    perm = _permutation(jnp.broadcast_to(pivots, batch + pivots.shape[-1:]), LU.shape[-1])
+    b = jnp.broadcast_to(B, batch + B.shape[-2:])
+    if left:
+        return _lu_solve_arrays(lu, perm, b, adjoint)
+    # X op(A) = B is op(A)^H X^H = B^H
+    return jnp.conj(jnp.swapaxes(_lu_solve_arrays(lu, perm, jnp.conj(jnp.swapaxes(
+        b, -1, -2)), not adjoint), -1, -2))
+
+
+def _eye_like(t, m, n=None):
+    return _make(jnp.eye(m, m if n is None else n, dtype=t.dtype.np))
+
+
+def _pivots_matrix(pivots, m, dtype):
+    """P (A = P L U) from 1-based pivots: a constant (pivots are integers)."""
+    perm = _permutation(pivots._value, m)
+    return _make(jnp.swapaxes(jax.nn.one_hot(perm, m, dtype=dtype.np), -1, -2))
+
+
+def _lu_unpack(LU, pivots, unpack_pivots=True):
+    """torch's lu_unpack as tensor ops (P, L, U), for formulas: L and U are differentiable
+    in LU (tril/triu), P is a constant."""
+    m, n = LU._shape[-2:]
+    k = min(m, n)
+    L = tril(LU if n == k else S.narrow(LU, -1, 0, k), -1) + _eye_like(LU, m, k)
+    U = triu(LU if m == k else S.narrow(LU, -2, 0, k))
+    P = _pivots_matrix(pivots, m, LU.dtype) if unpack_pivots else None
+    return P, L, U
+
+
+def _lu_solve_LU(grad, LU, pivots, result, left, adjoint):
+    """torch's linalg_lu_solve_LU."""
+    P, L, U = _lu_unpack(LU, pivots, left == adjoint)
+    X = result
+    if left != adjoint:
+        gR = solve_triangular(_mH(U), -matmul(grad if left else _mH(grad),
+                                               _mH(X) if left else X), upper=False)
+        gL = tril(solve_triangular(_mH(L), matmul(gR, _mH(U)), upper=True, left=True,
+                                   unitriangular=True), -1)
+        return gL + triu(gR)
+    gR = -matmul(matmul(matmul(S.transpose(P, -2, -1), X if left else _mH(X)),
+                        _mH(grad) if left else grad), P)
+    gR = solve_triangular(_mH(L), gR, upper=True, left=False, unitriangular=True)
+    gU = triu(solve_triangular(_mH(U), matmul(_mH(L), gR), upper=False, left=False))
+    return tril(gR, -1) + gU
+
+
+LINALG_LU_SOLVE = defop(
+    "linalg_lu_solve", _lu_solve_k, inputs=("LU", "pivots", "B"), attrs=("left", "adjoint"),
+    LU=_lu_solve_LU,
+    B=lambda grad, LU, pivots, left, adjoint: linalg_lu_solve(LU, pivots, grad, left=left,
+                                                              adjoint=not adjoint))
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """torch.linalg.lu_solve: X with AX = B (XA = B if not left; A^H if adjoint), A given
+    by lu_factor's LU and pivots; batch dims broadcast. One LinalgLuSolveBackward0 node.
+
+    >>> import eagergrad as torch
+    >>> LU, piv = torch.linalg.lu_factor(torch.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    >>> torch.linalg.lu_solve(LU, piv, torch.tensor([[2.0], [2.0]]))
+    tensor([[1.0000],
+            [0.5000]])
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement "
+                                  "torch.linalg.lu_solve(out=...) yet")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    _square_check(LU, "torch.linalg.lu_solve")
+    n = LU._shape[-1]
+    if (B._shape[-2] if left else B._shape[-1]) != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B._shape[-2]}x"
+                           f"{B._shape[-1]})")
+    if LU.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {LU.dtype.scalar_name} and B of type "
+                           f"{B.dtype.scalar_name} instead")
+    if pivots.dtype.name != "int32":
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    if pivots._shape[-1:] != (n,):
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    if pivots._shape != LU._shape[:-1]:
+        raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the "
+                           f"same, but got pivots with shape {list(pivots._shape)} instead")
+    _broadcast_batch(B._shape[:-2], LU._shape[:-2])
+    _lapack_check(LU, "linalg.lu_solve_cpu")
+    out = call_op(LINALG_LU_SOLVE, (LU, pivots, B), (bool(left), bool(adjoint)))
+    return _lapack_layout(out) if left else out
+
+
+def _lu_factor_back(grad, LU, pivots, pivot):
+    """torch's lu_factor_ex_backward."""
+    P, L, U = _lu_unpack(LU, pivots, pivot)
+    m, n = LU._shape[-2:]
+    k = min(m, n)
+    return _lu_backward(S.narrow(grad, -1, 0, k), S.narrow(grad, -2, 0, k), P, L, U, pivot)
+
+
+def _lu_backward(gL, gU, P, L, U, pivot):
+    """torch's linalg_lu_backward (gL, gU never undefined here: zeros instead)."""
+    m, n = L._shape[-2], U._shape[-1]
+    k = min(m, n)
+    if m == n:
+        gA = tril(matmul(_mH(L), gL), -1) + triu(matmul(gU, _mH(U)))
+        gA = solve_triangular(_mH(U), gA, upper=False, left=False)
+        gA = solve_triangular(_mH(L), gA, upper=True, left=True, unitriangular=True)
+    elif m < n:
+        U1 = S.narrow(U, -1, 0, k)
+        gA = matmul(_mH(L), gL) - matmul(triu(gU), _mH(U))
+        gA = solve_triangular(_mH(U1), tril(gA, -1), upper=False, left=False)
+        gA = S.cat([gA + triu(S.narrow(gU, -1, 0, k)), S.narrow(gU, -1, k, n - k)], -1)
+        gA = solve_triangular(_mH(L), gA, upper=True, left=True, unitriangular=True)
+    else:
+        L1 = S.narrow(L, -2, 0, k)
+        gA = matmul(gU, _mH(U)) - matmul(_mH(L), tril(gL, -1))
+        gA = solve_triangular(_mH(L1), triu(gA), upper=True, left=True, unitriangular=True)
+        gA = S.cat([gA + tril(S.narrow(gL, -2, 0, k), -1), S.narrow(gL, -2, k, m - k)], -2)
+        gA = solve_triangular(_mH(U), gA, upper=False, left=False)
+    return matmul(P, gA) if pivot else gA
+
+
+LINALG_LU_FACTOR_EX = defop(
+    "linalg_lu_factor_ex", lambda A, pivot, check_errors: _lu_factor_k(A), inputs=("A",),
+    attrs=("pivot", "check_errors"), outputs=("LU", "pivots", "info"), nondiff=(1, 2),
+    A=lambda grad, LU, pivots, pivot: _lu_factor_back(grad, LU, pivots, pivot))
+
+
+def _lu_factor_checks(A, name):
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A._shape)} instead")
+    if not A.dtype.is_differentiable:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{A.dtype.scalar_name}'")
+    _lapack_check(A, "lu_cpu")
+
+
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """torch.linalg.lu_factor_ex: LAPACK's getrf, (LU, pivots, info); info > 0 marks an
+    exact zero on U's diagonal. One LinalgLuFactorExBackward0 node.
+
+    >>> import eagergrad as torch
+    >>> torch.linalg.lu_factor_ex(torch.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
+    tensor([2, 2], dtype=torch.int32)
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement "
+                                  "torch.linalg.lu_factor_ex(out=...) yet")
+    _lu_factor_checks(A, "torch.lu_factor")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, pivots, info = call_op(LINALG_LU_FACTOR_EX, (A,), (True, bool(check_errors)))
+    if check_errors:
+        _check_errors(info, "torch.linalg.lu_factor_ex", A.ndim == 2)
+    return _LinalgLuFactorEx((_lapack_layout(LU), pivots, info))
+
+
+def linalg_lu_factor(A, *, pivot=True, out=None):
+    """torch.linalg.lu_factor: (LU, pivots) of lu_factor_ex; an exact zero on U's diagonal
+    raises torch's RuntimeError.
+
+    >>> import eagergrad as torch
+    >>> torch.linalg.lu_factor(torch.tensor([[1.0, 2.0], [3.0, 4.0]])).LU
+    tensor([[3.0000, 4.0000],
+            [0.3333, 0.6667]])
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement "
+                                  "torch.linalg.lu_factor(out=...) yet")
+    LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)
+    _check_errors(info, "torch.linalg.lu_factor", A.ndim == 2)
+    return _LinalgLuFactor((LU, pivots))
+
+
 # ---- linalg.solve ----------------------------------------------------------------------------
-def _solve_k(A, B, vector):
-    if vector:
-        B = B[..., None]
-    batch = jnp.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    x = jnp.linalg.solve(jnp.broadcast_to(A, batch + A.shape[-2:]),
-                         jnp.broadcast_to(B, batch + B.shape[-2:]))
-    return x[..., 0] if vector else x
+def _solve_k(A, B, left, vector, use_A_T):
+    # as ATen: the LU of A^T when A is real and contiguous (then solved with adjoint)
+    lu, pivots, info = _lu_factor_k(jnp.swapaxes(A, -1, -2) if use_A_T else A)
+    x = _lu_solve_k(lu, pivots, B[..., None] if vector else B, left, use_A_T)
+    return x[..., 0] if vector else x, lu, pivots, info
 
 
-def _solve_B(grad, A, vector):
-    return solve(_mH(A), grad)
+def _solve_gB(grad, A, LU, pivots, left, vector, use_A_T):
+    """gB = A^{-H} gX (torch's linalg_solve_backward): a fresh solve when the gradient is
+    itself differentiated (create_graph), else the saved LU factors."""
+    g = S.unsqueeze(grad, -1) if vector else grad
+    if STATE.grad:
+        return linalg_solve(_mH(A), g, left=left)
+    return linalg_lu_solve(LU, pivots, g, left=left, adjoint=not use_A_T)
 
 
-def _solve_A(grad, A, result, vector):
-    gB = solve(_mH(A), grad)
-    if vector:
-        return -matmul(S.unsqueeze(gB, -1), S.unsqueeze(S.conj(result), -2))
-    return -matmul(gB, _mH(result))
+def _solve_A(grad, A, result, LU, pivots, left, vector, use_A_T):
+    gB = _solve_gB(grad, A, LU, pivots, left, vector, use_A_T)
+    X = S.unsqueeze(result, -1) if vector else result
+    return -matmul(gB, _mH(X)) if left else -matmul(_mH(X), gB)
 
 
-# torch records linalg_solve_ex (its LU factors are saved; here A is: the values match)
-LINALG_SOLVE = defop("linalg_solve", _solve_k, inputs=("A", "B"), attrs=("vector",),
-                     node="LinalgSolveExBackward0", A=_solve_A, B=_solve_B)
+def _solve_B(grad, A, LU, pivots, left, vector, use_A_T):
+    gB = _solve_gB(grad, A, LU, pivots, left, vector, use_A_T)
+    return S.squeeze(gB, -1) if vector else gB
 
 
-def solve(A, B, *, left=True, out=None):
-    """torch.linalg.solve: X with AX = B (B a batch of vectors or of matrices, batch
-    dims broadcast). Singular A gives inf/nan here (torch raises LinAlgError: that
-    check needs the values, which tracer-safe code cannot read).
+LINALG_SOLVE_EX = defop(
+    "_linalg_solve_ex", _solve_k, inputs=("A", "B"), attrs=("left", "vector", "use_A_T"),
+    outputs=("result", "LU", "pivots", "info"), nondiff=(1, 2, 3), node="LinalgSolveExBackward0",
+    A=_solve_A, B=_solve_B)
+
+
+def _solve_ex(A, B, left):
+    _float_check(A, "linalg.solve")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {A.dtype.scalar_name} and B of type "
+                           f"{B.dtype.scalar_name} instead")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
+    _square_check(A, "linalg.solve")
+    Bs = B._shape + (1,) if vector else B._shape
+    if len(Bs) < 2:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    n = A._shape[-1]
+    if (Bs[-2] if left else Bs[-1]) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bs[-2]}x{Bs[-1]})")
+    _broadcast_batch(Bs[:-2], A._shape[:-2])
+    if not left and vector:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                           "supported for left=False. In this case linalg.solve is equivalent "
+                           "to B / A.squeeze(-1)")
+    _lapack_check(A, "lu_cpu")
+    use_A_T = A.is_contiguous() and not A.dtype.is_complex
+    result, _, _, info = call_op(LINALG_SOLVE_EX, (A, B), (bool(left), vector, use_A_T))
+    return (_lapack_layout(result) if left else result), info
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """torch.linalg.solve_ex: (result, info) of linalg.solve, info > 0 where A is singular
+    (then result holds inf/nan), no error unless check_errors.
+
+    >>> import eagergrad as torch
+    >>> torch.linalg.solve_ex(torch.ones(2, 2), torch.ones(2)).info
+    tensor(2, dtype=torch.int32)
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement "
+                                  "torch.linalg.solve_ex(out=...) yet")
+    result, info = _solve_ex(A, B, left)
+    if check_errors:
+        _check_errors(info, "torch.linalg.solve_ex", A.ndim == 2)
+    return _LinalgSolveEx((result, info))
+
+
+@autocast_op("linalg_solve")
+def linalg_solve(A, B, *, left=True, out=None):
+    """torch.linalg.solve: X with AX = B (XA = B if not left; B a batch of vectors or of
+    matrices, batch dims broadcast), through A's LU factors; a singular A raises
+    LinAlgError (checked on the host: not under jax tracing, see solve_ex).
 
     >>> import eagergrad as torch
     >>> torch.linalg.solve(torch.tensor([[2.0, 0.0], [0.0, 4.0]]), torch.tensor([2.0, 2.0]))
@@ -192,23 +543,12 @@ def solve(A, B, *, left=True, out=None):
     if out is not None:
         raise NotImplementedError("eagergrad does not implement torch.linalg.solve(out=...) "
                                   "yet")
-    if not left:
-        return _mH(solve(_mH(A), _mH(B)))
-    _square_check(A, "linalg.solve")
-    if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {A.dtype.scalar_name} and B of type "
-                           f"{B.dtype.scalar_name} instead")
-    _float_check(A, "linalg.solve")
-    n = A._shape[-1]
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
-    rows = B._shape[-1] if vector else B._shape[-2]
-    if rows != n:
-        cols = 1 if vector else B._shape[-1]
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"AX = B ({n}x{n} and {rows}x{cols})")
-    _broadcast_batch(A._shape[:-2], B._shape[:-1 if vector else -2])
-    return _lapack_layout(call_op(LINALG_SOLVE, (A, B), (vector,)))
+    result, info = _solve_ex(A, B, left)
+    _check_errors(info, "torch.linalg.solve", A.ndim == 2)
+    return result
+
+
+solve = linalg_solve  # (nn.utils.parametrizations' name; torch.solve is ops/linalg_decomp's)
 
 
 # ---- linalg.matrix_exp -----------------------------------------------------------------------
@@ -277,20 +617,6 @@ LINALG_QR = defop("linalg_qr", _qr_k, inputs=("A",), attrs=("mode",), outputs=("
                   A=_qr_back)
 
 
-def _return_type(name, fields):
-    class R(tuple):
-        __slots__ = ()
-
-        def __repr__(self):
-            body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-            return f"eagergrad.return_types.{name}(\n{body})"
-    for i, f in enumerate(fields):
-        setattr(R, f, property(lambda self, i=i: self[i]))
-    R.__name__ = R.__qualname__ = name
-    R.__module__ = "eagergrad.return_types"
-    return R
-
-
 _LinalgQr = _return_type("linalg_qr", ("Q", "R"))
 _Qr = _return_type("qr", ("Q", "R"))
 _Geqrf = _return_type("geqrf", ("a", "tau"))
@@ -300,6 +626,7 @@ def _linalg_qr(A, mode="reduced"):
     if A.ndim < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     _float_check(A, "linalg.qr")
+    _lapack_check(A, "geqrf_cpu")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
@@ -307,6 +634,7 @@ def _linalg_qr(A, mode="reduced"):
     return _lapack_layout(Q), _lapack_layout(R)
 
 
+@autocast_op("qr")
 def qr(input, some=True, *, out=None):
     """torch.qr (deprecated in torch for torch.linalg.qr) and Tensor.qr: the reduced
     (some=True) or complete QR decomposition, torch.return_types.qr(Q, R).
@@ -329,6 +657,7 @@ GEQRF = defop("geqrf", lambda self: _jax_geqrf(self), outputs=("a", "tau"),
               self=_geqrf_no_derivative)
 
 
+@autocast_op("geqrf")
 def geqrf(input, *, out=None):
     """torch.geqrf: LAPACK's geqrf, the QR decomposition as Householder reflectors below
     the diagonal of `a` (R on and above it) and their scalars `tau`. Not differentiable
@@ -344,6 +673,7 @@ def geqrf(input, *, out=None):
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _float_check(input, "torch.geqrf")
+    _lapack_check(input, "geqrf_cpu")
     a, tau = call_op(GEQRF, (input,))
     return _Geqrf((_lapack_layout(a), tau))
 
@@ -411,6 +741,7 @@ LINALG_HOUSEHOLDER_PRODUCT = defop(
     tau=lambda grad, result, input, tau: _householder_back(grad, result, input, tau)[1])
 
 
+@autocast_op("linalg_householder_product")
 def householder_product(input, tau, *, out=None):
     """torch.linalg.householder_product (torch.orgqr): the first n columns of the product
     of the Householder reflectors I - tau_i v_i v_i^H stored below the diagonal of input.

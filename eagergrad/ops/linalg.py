@@ -13,6 +13,7 @@ from ..engine.grad_mode import STATE
 from ..tensor import Tensor
 from . import shape as S
 from ._args import promote
+from ._autocast import autocast_op
 from ._table import call_op, defop
 from .inplace import inplace
 from .reduce import _vnorm_back, _vnorm_k
@@ -60,6 +61,7 @@ def _check_dtypes(a, b, name):
                            f"{a.dtype.name} != {b.dtype.name}")
 
 
+@autocast_op("mm")
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
@@ -70,6 +72,7 @@ def mm(input, mat2):
     return call_op(MM, (input, mat2))
 
 
+@autocast_op("bmm")
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else
@@ -91,16 +94,29 @@ def mv(input, vec):
     return call_op(MV, (input, vec))
 
 
+def _check_vectors(a, b):
+    """at::dot's (and at::vdot's) checks, in their order."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{a.dtype.scalar_name} and {b.dtype.scalar_name}")
+    if a._shape != b._shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._shape[0]}] and src "
+                           f"[{b._shape[0]}] to have the same number of elements, but got "
+                           f"{a._shape[0]} and {b._shape[0]} elements respectively")
+    if a.dtype.name == "bool":
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+
+
 def dot(input, tensor):
-    if input.ndim != 1 or tensor.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
-                           "tensors")
-    if input._shape != tensor._shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and "
-                           f"src [{tensor._shape[0]}] to have the same number of elements, but "
-                           "got {} and {} elements respectively".format(input._shape[0],
-                                                                         tensor._shape[0]))
-    _check_dtypes(input, tensor, "dot")
+    """torch.dot: the dot product of two 1-D tensors of one dtype (complex: no conjugate).
+
+    >>> import eagergrad as torch
+    >>> torch.dot(torch.tensor([1j, 2]), torch.tensor([1j, 1]))
+    tensor(1.+0.j)
+    """
+    _check_vectors(input, tensor)
     return call_op(DOT, (input, tensor))
 
 
@@ -130,6 +146,7 @@ def _should_fold(t1, t2):
     return all(st[i] == st[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
+@autocast_op("matmul")
 def matmul(input, other):
     """torch.matmul with ATen's dispatch on dimensions (and so ATen's graph)."""
     d1, d2 = input.ndim, other.ndim
@@ -335,6 +352,7 @@ def _addmm_check(input, mat1, mat2):
     return n, p
 
 
+@autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """torch.addmm: beta * input + alpha * (mat1 @ mat2), input broadcast to the result's
     shape; one AddmmBackward0 node. With beta == 0 the input is ignored (its nan and inf
