@@ -105,5 +105,8 @@ SPECIAL = {
           name="all-equal windows, padding"),
         S(lambda m, x: _f(m).max_pool1d(x, 2, stride=1, return_indices=True),
           V([[1.0, 1.0, 1.0, 2.0, 2.0]]), name="max_pool1d overlapping ties"),
+        S(lambda m, x: _f(m).max_pool2d(x, (1, 4), return_indices=True),
+          V([[[[float("nan"), 1.0, float("nan"), 2.0]]]]), jax=False, fd=False,
+          name="nan: the last nan in scan order"),
     ],
 }

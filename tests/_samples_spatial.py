@@ -179,3 +179,160 @@ SMOOTH["grid_sampler_2d_backward"] = "its kinks are grid_sampler_2d's (SPECIAL t
 SMOOTH["_grid_sampler_2d_double_backward"] = "its kinks are grid_sampler_2d's (SPECIAL there)"
 SMOOTH["adaptive_max_pool2d_backward"] = "linear in grad_output (a gather at the indices)"
 SMOOTH.update({f"{k}{b}": _LINEAR for k in _UPSAMPLE for b in ("", "_backward")})
+
+
+# ---- 3-d pooling, fractional max pooling, unpooling, channel_shuffle, conv_tbc ----------------
+def _fmp(nd, kernel, samples, **kw):
+    """fractional_max_pool{nd}d with fixed `_random_samples` (the global generator's draws
+    differ between torch and eagergrad)."""
+    def call(m, x):
+        rs = m.tensor(samples, dtype=x.dtype)
+        return getattr(_f(m), f"fractional_max_pool{nd}d")(x, kernel, _random_samples=rs, **kw)
+    return call
+
+
+def _unpool_indices(lead, sizes, kernel):
+    """max_pool-shaped flat indices: one position per window of `kernel` in each plane,
+    unique, as nested lists for I()."""
+    import numpy as np
+    rng = np.random.default_rng(len(sizes))
+    outs = [n // k for n, k in zip(sizes, kernel)]
+    grids = np.meshgrid(*[np.arange(o) * k for o, k in zip(outs, kernel)], indexing="ij")
+    idx = np.zeros(tuple(lead) + tuple(outs), np.int64)
+    for g, n, k in zip(grids, sizes, kernel):
+        idx = idx * n + g + rng.integers(0, k, idx.shape)
+    return idx.tolist()
+
+
+_FMP2 = [[[0.3, 0.8], [0.55, 0.1]], [[0.9, 0.25], [0.05, 0.6]]]
+_FMP3 = [[[0.3, 0.8, 0.45], [0.55, 0.1, 0.7]]]
+
+SAMPLES.update({
+    "max_pool3d_with_indices": [
+        S(lambda m, x: _f(m).max_pool3d(x, 2), F(2, 2, 4, 4, 5), name="max_pool3d"),
+        S(lambda m, x: _f(m).max_pool3d(x, (3, 2, 3), stride=(2, 1, 2), padding=1,
+                                        dilation=(1, 2, 1), ceil_mode=True,
+                                        return_indices=True), F(1, 2, 5, 6, 5),
+          name="padding, dilation, ceil_mode, indices"),
+        S(lambda m, x: _f(m).max_pool3d(x, 2, stride=1), F(2, 3, 3, 4), name="unbatched"),
+        S(lambda m, x: _f(m).lp_pool3d(x, float("inf"), 2), F(1, 2, 4, 4, 4),
+          name="lp_pool3d, p = inf"),
+    ],
+    "max_pool3d_with_indices_backward": [
+        S(lambda m, x: _f(m).max_pool3d(x, 2, padding=1), F(1, 2, 3, 4, 4),
+          name="max_pool3d (double backward)")],
+    "avg_pool3d": [
+        S(lambda m, x: _f(m).avg_pool3d(x, 2), F(2, 2, 4, 4, 4), name="avg_pool3d"),
+        S(lambda m, x: _f(m).avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                        count_include_pad=False), F(1, 2, 5, 6, 5),
+          name="padding not counted, ceil_mode"),
+        S(lambda m, x: _f(m).avg_pool3d(x, (1, 2, 3), stride=1, padding=(0, 1, 1),
+                                        divisor_override=4), F(2, 3, 4, 5),
+          name="divisor_override, unbatched"),
+        S(lambda m, x: _f(m).local_response_norm(x, 3), F(2, 5, 3, 3),
+          name="local_response_norm 4-d"),
+        S(lambda m, x: _f(m).lp_pool3d(x, 2.0, (2, 2, 1)), F(1, 2, 4, 4, 3, lo=0.5),
+          name="lp_pool3d"),
+    ],
+    "avg_pool3d_backward": [
+        S(lambda m, x: _f(m).avg_pool3d(x, 2, padding=1), F(1, 2, 3, 3, 3),
+          name="avg_pool3d (double backward)")],
+    "_adaptive_avg_pool3d": [
+        S(lambda m, x: _f(m).adaptive_avg_pool3d(x, (2, 3, 2)), F(2, 2, 4, 5, 3),
+          name="adaptive_avg_pool3d"),
+        S(lambda m, x: _f(m).adaptive_avg_pool3d(x, (None, 2, 3)), F(2, 3, 4, 5),
+          name="None, unbatched, overlapping windows"),
+    ],
+    "_adaptive_avg_pool3d_backward": [
+        S(lambda m, x: _f(m).adaptive_avg_pool3d(x, 2), F(1, 2, 3, 3, 3),
+          name="adaptive_avg_pool3d (double backward)")],
+    "adaptive_max_pool3d": [
+        S(lambda m, x: _f(m).adaptive_max_pool3d(x, (2, 3, 2), return_indices=True),
+          F(1, 2, 4, 5, 3), name="overlapping windows, indices"),
+        S(lambda m, x: _f(m).adaptive_max_pool3d(x, 3), F(2, 4, 4, 4), name="unbatched"),
+    ],
+    "adaptive_max_pool3d_backward": [
+        S(lambda m, x: _f(m).adaptive_max_pool3d(x, 2), F(1, 1, 3, 3, 4),
+          name="adaptive_max_pool3d (double backward)")],
+    "fractional_max_pool2d": [
+        S(_fmp(2, 2, _FMP2, output_size=(4, 3), return_indices=True), F(2, 2, 7, 6),
+          name="output_size, indices"),
+        S(_fmp(2, (2, 3), _FMP2[:1], output_ratio=(0.5, 0.5)), F(2, 5, 9),
+          name="output_ratio, unbatched"),
+    ],
+    "fractional_max_pool2d_backward": [
+        S(_fmp(2, 2, _FMP2, output_size=3), F(2, 2, 5, 5),
+          name="fractional_max_pool2d (double backward)")],
+    "fractional_max_pool3d": [
+        S(_fmp(3, (2, 3, 2), _FMP3, output_size=(3, 3, 4), return_indices=True),
+          F(1, 2, 5, 6, 7), name="output_size, indices"),
+        S(_fmp(3, 2, _FMP3, output_ratio=0.5), F(2, 5, 5, 5), name="output_ratio, unbatched"),
+    ],
+    "fractional_max_pool3d_backward": [
+        S(_fmp(3, 2, _FMP3, output_size=2), F(1, 2, 4, 4, 4),
+          name="fractional_max_pool3d (double backward)")],
+    "max_unpool2d": [
+        S(lambda m, x, i: _f(m).max_unpool2d(x, i, 2), F(2, 2, 2, 3),
+          I(_unpool_indices((2, 2), (4, 6), (2, 2))), name="max_unpool2d"),
+        S(lambda m, x, i: _f(m).max_unpool2d(x, i, 2, output_size=(5, 7)), F(2, 2, 3),
+          I(_unpool_indices((2,), (4, 6), (2, 2))), name="unbatched, output_size"),
+        S(lambda m, x, i: _f(m).max_unpool1d(x, i, 3, stride=2), F(2, 2, 3),
+          I(_unpool_indices((2, 2), (7,), (2,))), name="max_unpool1d"),
+    ],
+    "max_unpool3d": [
+        S(lambda m, x, i: _f(m).max_unpool3d(x, i, 2), F(1, 2, 2, 2, 3),
+          I(_unpool_indices((1, 2), (4, 4, 6), (2, 2, 2))), name="max_unpool3d"),
+        S(lambda m, x, i: _f(m).max_unpool3d(x, i, (1, 2, 2), padding=(0, 1, 0)),
+          F(2, 3, 2, 2), I(_unpool_indices((2,), (3, 2, 4), (1, 1, 2))),
+          name="unbatched, padding"),
+    ],
+    "channel_shuffle": [
+        S(lambda m, x: _f(m).channel_shuffle(x, 3), F(2, 6, 3, 2), name="channel_shuffle"),
+        S(lambda m, x: m.channel_shuffle(x, 2), C(2, 4, 3), name="3-d, complex"),
+    ],
+    "native_channel_shuffle": [
+        S(lambda m, x: _f(m).native_channel_shuffle(x, 2), F(1, 4, 2, 2),
+          backward_error="derivative for aten::native_channel_shuffle is not implemented"),
+    ],
+    "conv_tbc": [
+        S(lambda m, x, w, b: m.conv_tbc(x, w, b, 1), F(5, 2, 3), F(3, 3, 4), F(4),
+          name="conv_tbc pad 1"),
+        S(lambda m, x, w, b: _f(m).conv_tbc(x, w, b), F(4, 1, 2), F(2, 2, 3), F(3, rg=False),
+          name="no padding, bias constant"),
+    ],
+})
+
+_NAN = float("nan")
+SPECIAL.update({
+    "max_pool3d_with_indices": [
+        S(lambda m, x: _f(m).max_pool3d(x, (1, 2, 2), return_indices=True),
+          V([[[[[1.0, 2.0, 2.0, 0.0], [2.0, 1.0, 2.0, 2.0]]]]]),
+          name="ties: the first max in scan order"),
+        S(lambda m, x: _f(m).max_pool3d(x, (1, 1, 4), return_indices=True),
+          V([[[[[_NAN, 1.0, _NAN, 2.0]]]]]), jax=False, fd=False,
+          name="nan: the last nan in scan order"),
+    ],
+    "adaptive_max_pool3d": [
+        S(lambda m, x: _f(m).adaptive_max_pool3d(x, (1, 1, 2), return_indices=True),
+          V([[[[1.0, 1.0, 0.5], [-1.0, 1.0, 1.0]]]]), name="ties: the first max in scan order"),
+    ],
+    "fractional_max_pool2d": [
+        S(_fmp(2, 2, [[[0.3, 0.8]]], output_size=2, return_indices=True),
+          V([[[[1.0, 1.0, 0.5], [1.0, 1.0, 1.0], [0.5, 1.0, 1.0]]]]),
+          name="ties: the first max in scan order"),
+    ],
+    "fractional_max_pool3d": [
+        S(_fmp(3, 2, [[[0.3, 0.8, 0.45]]], output_size=1, return_indices=True),
+          V([[[[[1.0, 0.0, 1.0], [0.0, 0.5, 1.0], [1.0, 1.0, 1.0]]] * 3]]),
+          name="ties: the first max in scan order"),
+    ],
+})
+
+SMOOTH.update(dict.fromkeys((
+    "avg_pool3d", "avg_pool3d_backward", "_adaptive_avg_pool3d", "_adaptive_avg_pool3d_backward",
+    "max_unpool2d", "max_unpool3d", "channel_shuffle", "native_channel_shuffle"), _LINEAR))
+SMOOTH.update(dict.fromkeys((
+    "max_pool3d_with_indices_backward", "adaptive_max_pool3d_backward",
+    "fractional_max_pool2d_backward", "fractional_max_pool3d_backward"),
+    "linear in grad_output (a scatter at the indices); the kinks are the forward's"))
+SMOOTH["conv_tbc"] = "bilinear in (input, weight), linear in bias: the same formula everywhere"

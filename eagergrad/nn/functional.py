@@ -14,7 +14,8 @@ from ._functional.attention import (  # noqa: F401
     multi_head_attention_forward, scaled_dot_product_attention,
 )
 from ._functional.convolution import (  # noqa: F401
-    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold,
+    conv1d, conv2d, conv3d, conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
+    unfold,
 )
 from ._functional.distance import cosine_similarity, pairwise_distance, pdist  # noqa: F401
 from ._functional.dropout import (  # noqa: F401
@@ -24,23 +25,43 @@ from ._functional.linear import bilinear, linear  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy,
     ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+    linear_cross_entropy,
     margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
     multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
     triplet_margin_loss, triplet_margin_with_distance_loss,
 )
 from ._functional.normalization import (  # noqa: F401
-    batch_norm, group_norm, instance_norm, layer_norm, normalize, rms_norm,
+    batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize, rms_norm,
 )
 from ._functional.pooling import (  # noqa: F401
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
-    adaptive_max_pool2d, adaptive_max_pool2d_with_indices, avg_pool1d, avg_pool2d, max_pool1d,
-    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d,
+    fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
+    fractional_max_pool3d_with_indices, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d,
+    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d,
+    max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d,
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot  # noqa: F401
 from ._functional.vision import (  # noqa: F401
-    affine_grid, grid_sample, interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample,
-    upsample_bilinear, upsample_nearest,
+    affine_grid, channel_shuffle, grid_sample, interpolate, native_channel_shuffle, pad,
+    pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
 )
+from ..tensor import Tensor  # noqa: F401 - a name of torch's nn.functional too
+
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+class _BroadcastingListCls:
+    """torch's BroadcastingList1/2/3: TorchScript annotations (`BroadcastingList2[int]`, an
+    int or a list of two), None when subscripted, as torch's."""
+
+    def __getitem__(self, types):
+        return None
+
+
+BroadcastingList1 = BroadcastingList2 = BroadcastingList3 = _BroadcastingListCls()
 
 __getattr__ = nn_getattr("eagergrad.nn.functional", "torch.nn.functional",
                          NN_FUNCTIONAL_NAMES)

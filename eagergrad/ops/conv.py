@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..engine.grad_mode import STATE
+from ._autocast import autocast_op
 from ._table import call_op, defop
 
 _HI = lax.Precision.HIGHEST
@@ -212,71 +214,102 @@ def _pool_out_size(size, k, pad, s, d, ceil_mode):
     return out
 
 
-def _windows(x, kernel_size, stride, padding, dilation, out_hw, fill):
-    """(..., OH, OW, KH*KW) window values of the last two dims, padded with `fill`, and
-    the (OH, OW, KH*KW) flat input positions (-1 where padding), a numpy constant. The
-    values are KH*KW strided slices of the padded input (a gather is far slower on CPU)."""
-    h, w = x.shape[-2:]
-    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel_size, stride, dilation, out_hw
-    ph, pw = padding
+def _windows(x, kernel_size, stride, padding, dilation, out_sizes, fill):
+    """(..., *out_sizes, prod(kernel_size)) window values of the last len(kernel_size)
+    dims, padded with `fill`, and the (*out_sizes, prod(kernel_size)) flat input positions
+    (-1 where padding), a numpy constant. The values are one strided slice of the padded
+    input per kernel position (a gather is far slower on CPU)."""
+    nd = len(kernel_size)
+    sizes = x.shape[-nd:]
     # right padding: what the last window reaches beyond the input (ceil_mode), if any
-    rh = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - ph - h)
-    rw = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - pw - w)
+    right = [max(0, (o - 1) * s + (k - 1) * d + 1 - p - n) for o, s, k, d, p, n in
+             zip(out_sizes, stride, kernel_size, dilation, padding, sizes)]
     xp = x
-    if ph or pw or rh or rw:
-        xp = jnp.pad(x, [(0, 0)] * (x.ndim - 2) + [(ph, rh), (pw, rw)],
+    if any(padding) or any(right):
+        xp = jnp.pad(x, [(0, 0)] * (x.ndim - nd) + list(zip(padding, right)),
                      constant_values=jnp.asarray(fill, x.dtype))
+    lead = (slice(None),) * (x.ndim - nd)
     vals = jnp.stack([
-        xp[..., i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
-        for i in range(kh) for j in range(kw)], -1)
-    rows = np.arange(oh)[:, None] * sh - ph + np.arange(kh)[None, :] * dh  # (oh, kh)
-    cols = np.arange(ow)[:, None] * sw - pw + np.arange(kw)[None, :] * dw  # (ow, kw)
-    valid = ((rows >= 0) & (rows < h))[:, None, :, None] & \
-        ((cols >= 0) & (cols < w))[None, :, None, :]
-    flat = np.where(valid, rows[:, None, :, None] * w + cols[None, :, None, :], -1)
-    return vals, flat.reshape(oh, ow, kh * kw)
+        xp[lead + tuple(slice(i * d, i * d + (o - 1) * s + 1, s) for i, d, o, s in
+                        zip(pos, dilation, out_sizes, stride))]
+        for pos in itertools.product(*[range(k) for k in kernel_size])], -1)
+    flat = np.zeros((1,) * (2 * nd), np.int64)
+    valid = np.ones((1,) * (2 * nd), bool)
+    for j, (o, s, p, k, d, n) in enumerate(zip(out_sizes, stride, padding, kernel_size,
+                                               dilation, sizes)):
+        pos = np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d  # (o, k)
+        shape = [1] * (2 * nd)
+        shape[j], shape[nd + j] = o, k
+        flat = flat * n + pos.reshape(shape)
+        valid = valid & ((pos >= 0) & (pos < n)).reshape(shape)
+    flat = np.where(valid, flat, -1)
+    return vals, flat.reshape(tuple(out_sizes) + (-1,))
 
 
 def _out_hw(shape, kernel_size, stride, padding, dilation, ceil_mode):
     return tuple(_pool_out_size(n, k, p, s, d, ceil_mode) for n, k, p, s, d in
-                 zip(shape[-2:], kernel_size, padding, stride, dilation))
+                 zip(shape[-len(kernel_size):], kernel_size, padding, stride, dilation))
 
 
-# ---- max_pool2d_with_indices -----------------------------------------------------------------
+def _lowest(dtype):
+    """The padding value of max pooling: -inf, or an integer dtype's minimum."""
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min
+
+
+def _max_and_index(vals, valid):
+    """The max over the last axis and the window position torch's CPU kernels pick: the
+    first maximum in scan order (`val > maxval`), or the last nan (`|| isnan(val)`)."""
+    m = jnp.max(vals, axis=-1)
+    nan = jnp.isnan(vals) & valid
+    first = jnp.argmax((vals == m[..., None]) & valid, axis=-1)
+    n = vals.shape[-1]
+    last_nan = n - 1 - jnp.argmax(jnp.flip(nan, -1), axis=-1)
+    return m, jnp.where(jnp.any(nan, axis=-1), last_nan, first)
+
+
+# ---- max_pool2d_with_indices (and ops/pooling.py's 3-d one) -------------------------------
 def _maxpool_k(self, kernel_size, stride, padding, dilation, ceil_mode):
     stride = stride or kernel_size
-    out_hw = _out_hw(self.shape, kernel_size, stride, padding, dilation, ceil_mode)
-    vals, flat = _windows(self, kernel_size, stride, padding, dilation, out_hw, -jnp.inf)
-    m = jnp.max(vals, axis=-1)
-    # the first valid position holding the max (a nan wins, as in torch's scan)
-    hit = ((vals == m[..., None]) | jnp.isnan(vals)) & (flat >= 0)
-    k = jnp.argmax(hit, axis=-1)
-    # the flat input position of window element k: row * W + col, computed, not gathered
-    kh, kw = kernel_size
-    oh, ow = out_hw
-    rows = (np.arange(oh) * stride[0] - padding[0])[:, None] + (k // kw) * dilation[0]
-    cols = (np.arange(ow) * stride[1] - padding[1]) + (k % kw) * dilation[1]
-    return m, (rows * self.shape[-1] + cols).astype(jnp.int64)
+    out = _out_hw(self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    fill = _lowest(self.dtype)
+    vals, flat = _windows(self, kernel_size, stride, padding, dilation, out, fill)
+    m, k = _max_and_index(vals, flat >= 0)
+    # the flat input position of window element k, computed per dim, not gathered
+    nd = len(kernel_size)
+    ind = 0
+    for j in range(nd):
+        kj = (k // int(np.prod(kernel_size[j + 1:], dtype=np.int64))) % kernel_size[j]
+        start = (np.arange(out[j]) * stride[j] - padding[j]).reshape(
+            (-1,) + (1,) * (nd - 1 - j))
+        ind = ind * self.shape[self.ndim - nd + j] + start + kj * dilation[j]
+    return m, ind.astype(jnp.int64)
 
 
-def _maxpool_back_k(grad_output, self, indices):
-    h, w = self.shape[-2:]
-    lead = self.shape[:-2]
+def _scatter_back(grad_output, self, indices, nd):
+    """grad_output added into zeros of self's shape at the flat per-plane indices (the
+    backward of every max pooling: max_pool_double_backward's transpose)."""
+    lead = self.shape[:-nd]
     n = int(np.prod(lead, dtype=np.int64))
     g = grad_output.reshape(n, -1)
     i = indices.reshape(n, -1)
-    out = jnp.zeros((n, h * w), grad_output.dtype).at[jnp.arange(n)[:, None], i].add(g)
+    plane = int(np.prod(self.shape[-nd:], dtype=np.int64))
+    out = jnp.zeros((n, plane), grad_output.dtype).at[jnp.arange(n)[:, None], i].add(g)
     return out.reshape(self.shape)
+
+
+def _maxpool_back_k(grad_output, self, indices):
+    return _scatter_back(grad_output, self, indices, 2)
 
 
 def _maxpool_back(grad, self, indices):
     return call_op(MAXPOOL_BACK, (grad, self, indices))
 
 
-def _gather_plane(grad, indices):
-    """torch's max_pool_double_backward: grad (…, H, W) read at the flat indices."""
-    flat = grad.flatten(-2)
-    return flat.gather(-1, indices.flatten(-2)).view(indices.shape)
+def _gather_plane(grad, indices, nd=2):
+    """torch's max_pool_double_backward: grad (..., *spatial) read at the flat indices
+    of its last nd dims."""
+    flat = grad.flatten(-nd)
+    return flat.gather(-1, indices.flatten(-nd)).view(indices.shape)
 
 
 MAXPOOL = defop("max_pool2d_with_indices", _maxpool_k,
@@ -298,31 +331,36 @@ def _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil
                                        tuple(dilation), bool(ceil_mode)))
 
 
-# ---- avg_pool2d ---------------------------------------------------------------------------
+# ---- avg_pool2d (and ops/pooling.py's 3-d one) ----------------------------------------------
 def _avg_divisor(shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                 divisor_override, out_hw):
-    """The (OH, OW) divisors, as torch's avg_pool2d kernel counts them."""
+                 divisor_override, out_sizes):
+    """The divisors over the output positions, as torch's avg_pool kernels count them."""
     if divisor_override:
-        return np.full(out_hw, float(divisor_override))
-    counts = []
-    for n, k, s, p, o in zip(shape[-2:], kernel_size, stride, padding, out_hw):
+        return np.full(out_sizes, float(divisor_override))
+    div = np.ones(())
+    for n, k, s, p, o in zip(shape[-len(kernel_size):], kernel_size, stride, padding,
+                             out_sizes):
         start = np.arange(o) * s - p
         end = np.minimum(start + k, n + p)
         size = end - start  # includes padding, not the ceil_mode overhang
         if not count_include_pad:
             size = np.minimum(end, n) - np.maximum(start, 0)
-        counts.append(size)
-    return counts[0][:, None] * counts[1][None, :]
+        div = np.multiply.outer(div, size)
+    return div
 
 
 def _avgpool_k(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                divisor_override):
     stride = stride or kernel_size
-    out_hw = _out_hw(self.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
-    vals, _ = _windows(self, kernel_size, stride, padding, (1, 1), out_hw, 0)
+    ones = (1,) * len(kernel_size)
+    out = _out_hw(self.shape, kernel_size, stride, padding, ones, ceil_mode)
+    vals, _ = _windows(self, kernel_size, stride, padding, ones, out, 0)
     div = _avg_divisor(self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override, out_hw)
-    return jnp.sum(vals, axis=-1) / jnp.asarray(div, self.dtype)
+                       divisor_override, out)
+    total = jnp.sum(vals, axis=-1)
+    if jnp.issubdtype(self.dtype, jnp.integer):  # (ATen divides integers, truncating)
+        return jax.lax.div(total, jnp.broadcast_to(jnp.asarray(div, self.dtype), total.shape))
+    return total / jnp.asarray(div, self.dtype)
 
 
 def _avgpool_back_k(grad_output, self, kernel_size, stride, padding, ceil_mode,
@@ -369,19 +407,30 @@ def _adaptive_matrix(n, o):
     return m
 
 
+_IN, _OUT = "abcdefgh", "pqrstuvw"  # einsum letters of the input / output spatial dims
+
+
 def _adaptive_k(self, output_size):
-    h, w = self.shape[-2:]
-    ah = jnp.asarray(_adaptive_matrix(h, output_size[0]), self.dtype)
-    aw = jnp.asarray(_adaptive_matrix(w, output_size[1]), self.dtype)
-    return jnp.einsum("...hw,oh,pw->...op", self, ah, aw, precision=_HI)
+    """The last len(output_size) dims contracted with their (out, in) averaging matrices."""
+    nd = len(output_size)
+    mats = [jnp.asarray(_adaptive_matrix(n, o), self.dtype)
+            for n, o in zip(self.shape[-nd:], output_size)]
+    specs = ",".join(_OUT[j] + _IN[j] for j in range(nd))
+    return jnp.einsum(f"...{_IN[:nd]},{specs}->...{_OUT[:nd]}", self, *mats, precision=_HI)
+
+
+def _adaptive_back(grad_output, self, nd):
+    """The transpose: grad_output spread back over self's last nd sizes."""
+    mats = [jnp.asarray(_adaptive_matrix(n, o), self.dtype)
+            for n, o in zip(self.shape[-nd:], grad_output.shape[-nd:])]
+    specs = ",".join(_OUT[j] + _IN[j] for j in range(nd))
+    return jnp.einsum(f"...{_OUT[:nd]},{specs}->...{_IN[:nd]}", grad_output, *mats,
+                      precision=_HI)
 
 
 def _adaptive_back_k(grad_output, self, grad_output_sym_argsize_minus_2,
                      grad_output_sym_argsize_minus_1):
-    h, w = self.shape[-2:]
-    ah = jnp.asarray(_adaptive_matrix(h, grad_output_sym_argsize_minus_2), self.dtype)
-    aw = jnp.asarray(_adaptive_matrix(w, grad_output_sym_argsize_minus_1), self.dtype)
-    return jnp.einsum("...op,oh,pw->...hw", grad_output, ah, aw, precision=_HI)
+    return _adaptive_back(grad_output, self, 2)
 
 
 ADAPTIVE = defop("_adaptive_avg_pool2d", _adaptive_k, attrs=("output_size",),
@@ -408,3 +457,89 @@ def _adaptive_avg_pool2d(input, output_size):
 for _node, _k in ((CONV_BACK.Node, "output_mask"), (ADAPTIVE.Node, "output_size")):
     delattr(_node, "_saved_" + _k)
     delattr(_node, "_raw_saved_" + _k)
+
+
+# ---- conv_tbc (time, batch, channel) ------------------------------------------------------------
+def _tbc_k(self, weight, bias, pad):
+    k = weight.shape[0]
+    x = lax.pad(self, jnp.zeros((), self.dtype), [(pad, pad, 0), (0, 0, 0), (0, 0, 0)])
+    t = max(x.shape[0] - k + 1, 0)
+    out = jnp.zeros((t,) + self.shape[1:2] + weight.shape[2:], self.dtype) + bias
+    for i in range(k):
+        out = out + jnp.einsum("tbc,co->tbo", x[i:i + t], weight[i], precision=_HI)
+    return out
+
+
+def _tbc_backward(grad, self, weight, pad, which):
+    """ATen's conv_tbc_backward (a composite: zeros, then each tap's matmul added in place
+    into a narrowed view, so its graph is torch's CopySlices chain): grad_input (which 0)
+    or grad_weight (1)."""
+    ilen, batch, planes_in = self.shape
+    kw, out_planes = weight.shape[0], weight.shape[2]
+    olen = ilen - kw + 1 + pad * 2
+    real_pad = (olen - ilen + kw - 1) // 2
+    out = (self if which == 0 else weight).new_zeros(
+        tuple(self.shape if which == 0 else weight.shape))
+    for k in range(kw):
+        i_shift, o_shift = max(0, k - real_pad), max(0, real_pad - k)
+        t = min(ilen + real_pad - k, olen) - o_shift
+        if t <= 0:
+            continue
+        g = grad.narrow(0, o_shift, t).view(t * batch, out_planes)
+        if which == 0:
+            out.narrow(0, i_shift, t).view(t * batch, planes_in).addmm_(g, weight[k].t())
+        else:
+            x = self.narrow(0, i_shift, t).view(t * batch, planes_in).t()
+            out[k].addmm_(x, g)
+    return out
+
+
+def _tbc_bias(grad, bias):
+    """conv_tbc_backward's grad_bias: the sum over time and batch, copied into zeros (a
+    CopyBackwards over SumBackward1, as torch's graph has it)."""
+    out = grad.new_zeros(tuple(bias.shape))
+    out.copy_(grad.sum(0).sum(0))
+    return out
+
+
+# (bias in every formula: torch's node saves it, as conv_tbc_backward takes it)
+TBC = defop("conv_tbc", _tbc_k, inputs=("self", "weight", "bias"), attrs=("pad",),
+            node="ConvTbcBackward0",
+            self=lambda grad, self, weight, bias, pad: _tbc_backward(grad, self, weight, pad, 0),
+            weight=lambda grad, self, weight, bias, pad: _tbc_backward(grad, self, weight, pad,
+                                                                       1),
+            bias=lambda grad, self, weight, bias, pad: _tbc_bias(grad, bias))
+
+
+# torch's node shows a negative pad as its unsigned 64-bit wrap
+TBC.Node._saved_pad = property(lambda node: node._attrs[0] % 2 ** 64)
+
+
+@autocast_op("conv_tbc")
+def conv_tbc(input, weight, bias, pad=0):
+    """torch.conv_tbc: a 1-d convolution over time of (time, batch, channel) input with a
+    (kernel width, in channels, out channels) weight, `pad` zeros at both ends of time.
+
+    >>> import eagergrad as torch
+    >>> torch.conv_tbc(torch.ones(3, 1, 1), torch.ones(2, 1, 1), torch.zeros(1), 1).flatten()
+    tensor([1., 2., 2., 1.])
+    """
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{input.dtype.scalar_name} and {weight.dtype.scalar_name}")
+    if input.dtype.is_complex and STATE.grad and any(
+            t.requires_grad for t in (input, weight, bias)):
+        raise RuntimeError("conv_tbc does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return call_op(TBC, (input, weight, bias), (int(pad),))

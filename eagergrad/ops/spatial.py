@@ -18,8 +18,10 @@ import numpy as np
 from .. import _dtypes as D
 from ..creation import from_jax
 from ..tensor import typename
+from .._mode import AUTOCAST
+from ._autocast import autocast_inputs, autocast_op
 from ._table import OPS, call_op, defop
-from .conv import _gather_plane, _maxpool_back_k
+from .conv import _gather_plane, _max_and_index, _maxpool_back_k
 
 _HI = jax.lax.Precision.HIGHEST
 
@@ -86,6 +88,8 @@ for _op in PAD_OPS.values():
 def _reflect_replicate_pad(input, padding, kind):
     """aten::reflection_pad{1,2,3}d / replication_pad{1,2,3}d (checked by the caller)."""
     padding = tuple(int(p) for p in padding)
+    if AUTOCAST.n:  # (float32 for reflection_pad{1,2}d, replication_pad{1,2,3}d)
+        input, = autocast_inputs(f"{kind}_pad{len(padding) // 2}d", input)
     return call_op(PAD_OPS[(kind, len(padding) // 2)], (input,), (padding,))
 
 
@@ -270,20 +274,23 @@ def _adaptive_windows(n, o):
 
 
 def _amp_k(self, output_size):
-    h, w = self.shape[-2:]
-    ph, pw = (_adaptive_windows(n, o) for n, o in zip((h, w), output_size))
-    valid = (ph >= 0)[:, None, :, None] & (pw >= 0)[None, :, None, :]
-    flat = np.where(valid, ph[:, None, :, None] * w + pw[None, :, None, :], -1)
-    flat = flat.reshape(output_size[0], output_size[1], -1)
-    xf = self.reshape(self.shape[:-2] + (h * w,))
+    nd = len(output_size)
+    sizes = self.shape[-nd:]
+    wins = [_adaptive_windows(n, o) for n, o in zip(sizes, output_size)]  # (o, K) each
+    flat = np.zeros((1,) * (2 * nd), np.int64)
+    valid = np.ones((1,) * (2 * nd), bool)
+    for j, (n, pos) in enumerate(zip(sizes, wins)):
+        shape = [1] * (2 * nd)
+        shape[j], shape[nd + j] = pos.shape
+        flat = flat * n + pos.reshape(shape)
+        valid = valid & (pos >= 0).reshape(shape)
+    flat = np.where(valid, flat, -1).reshape(tuple(output_size) + (-1,))
+    xf = self.reshape(self.shape[:-nd] + (-1,))
     vals = jnp.take(xf, np.maximum(flat, 0), axis=-1)
     vals = jnp.where(flat >= 0, vals, jnp.asarray(-jnp.inf, self.dtype))
-    m = jnp.max(vals, axis=-1)
-    # the first position holding the max in scan order (a nan wins), as ATen's kernel
-    hit = ((vals == m[..., None]) | jnp.isnan(vals)) & (flat >= 0)
-    k = jnp.argmax(hit, axis=-1)
+    m, k = _max_and_index(vals, flat >= 0)
     ind = jnp.take_along_axis(jnp.broadcast_to(flat, vals.shape), k[..., None], -1)[..., 0]
-    return jnp.take_along_axis(vals, k[..., None], -1)[..., 0], ind.astype(jnp.int64)
+    return m, ind.astype(jnp.int64)
 
 
 ADAPTIVE_MAX = defop(
@@ -784,6 +791,7 @@ GRID_SAMPLER = defop(
     node="GridSampler2DBackward0", input=_gs_first(0), grid=_gs_first(1))
 
 
+@autocast_op("grid_sampler_2d")
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
     """torch.grid_sampler_2d: `input` (N, C, H, W) sampled at the normalized (x, y) points
     of `grid` (N, Hg, Wg, 2); modes 0 bilinear / 1 nearest, padding 0 zeros / 1 border /

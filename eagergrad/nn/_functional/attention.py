@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from ... import _dtypes as D
 from ...creation import from_jax
+from ...ops._autocast import autocast_op
 from ...ops.attention import _safe_softmax, _scaled_dot_product_flash_attention_for_cpu, baddbmm
 from ...ops.conv import constant_pad_nd
 from ...ops.linalg import bmm, matmul
@@ -111,6 +112,7 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     return matmul(attn, value)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v, scale 1/sqrt(head dim); a boolean mask keeps its

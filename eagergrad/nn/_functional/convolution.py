@@ -3,7 +3,8 @@ torch's graphs: one ConvolutionBackward0 per convolution (unsqueeze/squeeze arou
 unbatched input, ConstantPadNdBackward0 before it for an asymmetric padding='same'; complex
 convolution runs as one complex kernel, torch composes three real ones); unfold / fold,
 Im2ColBackward0 / Col2ImBackward0 on the kernels of ops/spatial.py."""
-from ...ops.conv import constant_pad_nd, convolution
+from ...ops.conv import conv_tbc, constant_pad_nd, convolution  # noqa: F401 - conv_tbc
+from ...ops._autocast import autocast_op
 from ...ops.spatial import _col2im, _im2col
 from ._utils import _dims, _tuple
 
@@ -158,6 +159,7 @@ def _conv_nd(nd, name, input, weight, bias, stride, padding, dilation, groups):
         (0,), groups))
 
 
+@autocast_op("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution over (N, C_in, L) input with (C_out, C_in/groups, k) weight.
 
@@ -168,6 +170,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_nd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution over (N, C_in, H, W) input with (C_out, C_in/groups, kH, kW) weight;
     padding may be 'valid' or 'same'.
@@ -179,6 +182,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_nd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d convolution over (N, C_in, D, H, W) input.
 
@@ -197,6 +201,7 @@ def _conv_t(nd, name, input, weight, bias, stride, padding, output_padding, grou
         _tuple(output_padding, nd), groups))
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 1-d convolution, weight (C_in, C_out/groups, k).
@@ -209,6 +214,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                    groups, dilation)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 2-d convolution, weight (C_in, C_out/groups, kH, kW).
@@ -222,6 +228,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                    groups, dilation)
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 3-d convolution, weight (C_in, C_out/groups, kD, kH, kW).

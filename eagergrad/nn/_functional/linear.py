@@ -3,6 +3,7 @@
 matmul + in-place add otherwise) and `bilinear` is ATen's _trilinear composition, so
 both record torch's graphs."""
 from ...ops.linalg import _trilinear, addmm, matmul
+from ...ops._autocast import autocast_op
 from ...tensor import Tensor
 
 
@@ -18,6 +19,7 @@ def _is_vector(bias):
     return bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
 
 
+@autocast_op("linear")
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, as ATen records it (AddmmBackward0 for 2-D input).
 

@@ -4,12 +4,16 @@ ops/loss.py, ops/margin.py and ops/ctc.py."""
 import math
 import warnings
 
+from ... import _dtypes as D
 from ..._shapes import broadcast_shape as _broadcast_shape
+from ..._mode import AUTOCAST
 from ...ops import ctc as _CTC
+from ...ops._autocast import autocast_inputs
 from ...ops import distance as _D
 from ...ops import loss as _L
 from ...ops import margin as _M
 from ...ops.reduce import any as _any
+from .linear import linear
 
 
 # ---- torch.nn._reduction --------------------------------------------------------------------
@@ -88,6 +92,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     a, b = _broadcast(input, target)
     if weight is not None:
         return _weighted((a - b).pow(2), weight, input, reduction, True)
+    if AUTOCAST.n:
+        a, b = autocast_inputs("mse_loss", a, b)
     return _L.call_op(_L.MSE, (a, b), (_get_enum(reduction),))
 
 
@@ -104,6 +110,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     a, b = _broadcast(input, target)
     if weight is not None:
         return _weighted((a - b).abs(), weight, input, reduction, True)
+    if AUTOCAST.n:
+        a, b = autocast_inputs("l1_loss", a, b)
     return _L._reduce_t((a - b).abs(), _get_enum(reduction))
 
 
@@ -118,6 +126,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     a, b = _broadcast(input, target)
+    if AUTOCAST.n:  # (l1_loss for beta 0: also float32)
+        a, b = autocast_inputs("smooth_l1_loss", a, b)
     if beta == 0.0:
         return _L._reduce_t((a - b).abs(), _get_enum(reduction))
     if beta < 0:
@@ -134,6 +144,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """
     _warn_size(input, target)
     a, b = _broadcast(input, target)
+    if AUTOCAST.n:
+        a, b = autocast_inputs("huber_loss", a, b)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
@@ -445,3 +457,72 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """
     return _CTC.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                        _get_enum(reduction), zero_infinity)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...): torch's
+    reference path (options=None), logits reshaped to (N, C, *out_features) for a
+    (C, *out_features, in_features) weight. A non-None `options` (torch's chunked path)
+    raises NotImplementedError, except where torch itself falls back to the reference
+    path (with its warning).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.linear_cross_entropy(torch.ones(1, 2), torch.zeros(3, 2),
+    ...                                          torch.tensor([0]))
+    tensor(1.0986)
+    """
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError("expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, "
+                           "respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if options is not None:
+        chunked = (not out_features and reduction in {"mean", "sum", "none"}
+                   and label_smoothing == 0.0 and target.dtype is D.int64)
+        if not chunked:
+            bias_shape = tuple(linear_bias.shape) if linear_bias is not None else None
+            warnings.warn(
+                "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
+                f"out_features == (). Got reduction={reduction!r}, "
+                f"label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                f"out_features={out_features}, tracing=False, "
+                f"linear_bias.shape={bias_shape}.", stacklevel=2)
+        else:
+            options._adjust(num_batches=input.shape[0] if input.dim() == 2 else 1,
+                            in_features=in_features, num_classes=num_classes,
+                            dtype=input.dtype, device=input.device)
+            raise NotImplementedError(
+                "eagergrad does not implement torch.nn.functional.linear_cross_entropy's "
+                "chunked path (options=LinearCrossEntropyOptions(...)) yet; options=None "
+                "computes the same loss on the reference path")
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes),
+                                               in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)

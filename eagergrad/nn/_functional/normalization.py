@@ -2,7 +2,7 @@
 batch_norm, instance_norm and group_norm with the Python-level checks of torch's
 functional.py before the ATen entry points in ops/batchnorm.py; layer_norm, one
 NativeLayerNormBackward0; rms_norm, ATen's composition (pow, mean, add, rsqrt, mul);
-normalize, torch's composition."""
+normalize and local_response_norm, torch's compositions."""
 import jax.numpy as jnp
 
 from ... import _dtypes as D
@@ -11,6 +11,8 @@ from ...ops.loss import _add_s
 from ...ops.norm import _check_layer_norm
 from ...ops.norm import layer_norm as _layer_norm
 from ._utils import _dims
+from .pooling import avg_pool2d, avg_pool3d
+from .vision import pad
 
 
 def _verify_batch_size(size):
@@ -131,3 +133,34 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
                                   "normalize(out=...) yet")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization: each value divided by (k + alpha * the mean of the
+    squares over `size` neighbouring channels) ** beta, composed as torch composes it
+    (pad, avg_pool2d/avg_pool3d over channels, add, pow, div).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.functional.local_response_norm(torch.ones(1, 2, 1), 2, alpha=1.0, beta=1.0)
+    tensor([[[0.5000],
+             [0.6667]]])
+    """
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div

@@ -7,7 +7,11 @@ import math
 import numbers
 import warnings
 
+from ..._mode import AUTOCAST
+from ...ops._autocast import autocast_inputs
 from ...ops.conv import constant_pad_nd
+from ...ops.pooling import (  # noqa: F401 - re-exported by nn.functional
+    channel_shuffle, native_channel_shuffle)
 from ...ops.spatial import (  # noqa: F401 - pixel_(un)shuffle: re-exported by nn.functional
     _reflect_replicate_pad,
     _upsample,
@@ -341,6 +345,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    if AUTOCAST.n:  # (torch.grid_sampler: float32)
+        input, grid = autocast_inputs("grid_sampler", input, grid)
     si, sg = _dims(input.shape), _dims(grid.shape)
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "

@@ -1,13 +1,16 @@
 """torch.nn.modules.batchnorm: BatchNorm1d/2d/3d (torch's parameters, buffers,
-state_dict keys, repr and forward) and _NormBase, the base they share with instance norm."""
+state_dict keys, repr and forward), their lazy forms LazyBatchNorm1d/2d/3d, and _NormBase /
+_LazyNormBase, the bases they share with instance norm."""
 from ... import _dtypes as D
 from ...creation import empty, ones, tensor, zeros
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -138,6 +141,90 @@ class BatchNorm3d(_BatchNorm):
     >>> torch.nn.BatchNorm3d(3).num_batches_tracked
     tensor(0)
     """
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A norm layer whose num_features (and parameter and running-stat shapes) come from
+    the first input's dim 1."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        # affine, bias and track_running_stats False: no tensors that would be replaced
+        super().__init__(0, eps, momentum, False, False, **factory_kwargs, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(**factory_kwargs)
+            if bias:
+                self.bias = UninitializedParameter(**factory_kwargs)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(**factory_kwargs)
+            self.running_var = UninitializedBuffer(**factory_kwargs)
+            self.num_batches_tracked = tensor(0, dtype=D.int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.LazyBatchNorm1d()
+    >>> _ = m(torch.ones(2, 3))
+    >>> m
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    cls_to_become = BatchNorm1d
+
+    def _check_input_dim(self, input):
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LazyBatchNorm2d()
+    LazyBatchNorm2d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    cls_to_become = BatchNorm2d
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LazyBatchNorm3d(affine=False)(torch.ones(2, 2, 1, 1, 1)).shape
+    torch.Size([2, 2, 1, 1, 1])
+    """
+
+    cls_to_become = BatchNorm3d
 
     def _check_input_dim(self, input):
         if input.dim() != 5:

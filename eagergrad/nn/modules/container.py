@@ -1,6 +1,8 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, and the
+deprecated Container."""
 # (type checks raise ValueError/AttributeError/AssertionError, as torch does)
 import operator
+import warnings
 from collections import OrderedDict, abc
 from itertools import chain, islice
 
@@ -8,7 +10,8 @@ from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent, _typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
 def _abs_index(idx, n):
@@ -25,6 +28,28 @@ def _renumber(module):
 
 def _no_digits(keys):
     return [k for k in keys if not k.isdigit()]
+
+
+class Container(Module):
+    """Deprecated: a Module holding the keyword-argument modules (a FutureWarning on
+    construction, as torch's).
+
+    >>> import warnings, eagergrad as torch
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     torch.nn.Container(act=torch.nn.ReLU())
+    Container(
+      (act): ReLU()
+    )
+    """
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

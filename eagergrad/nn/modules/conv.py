@@ -1,4 +1,4 @@
-"""torch.nn.modules.conv: Conv1d/2d/3d, ConvTranspose1d/2d and their lazy forms
+"""torch.nn.modules.conv: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms
 (LazyConv*d, LazyConvTranspose*d): torch's parameters, initialisation, repr, forward."""
 import math
 
@@ -9,8 +9,9 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "LazyConv1d",
-           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 
 _MODES = ("zeros", "reflect", "replicate", "circular")
@@ -228,6 +229,17 @@ class ConvTranspose2d(_ConvTransposeNd):
     _fn = staticmethod(F.conv_transpose2d)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-d convolution; weight (in_channels, out_channels/groups, kD, kH, kW).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.ConvTranspose3d(2, 3, 2, stride=2)(torch.ones(1, 2, 2, 2, 2)).shape
+    torch.Size([1, 3, 4, 4, 4])
+    """
+    _n = 3
+    _fn = staticmethod(F.conv_transpose3d)
+
+
 class _LazyConvXdMixin(LazyModuleMixin):
     _n = 0
 
@@ -346,3 +358,15 @@ class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
 
     cls_to_become = ConvTranspose2d
     _n = 2
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LazyConvTranspose3d(4, 2)(torch.ones(1, 2, 3, 3, 3)).shape
+    torch.Size([1, 4, 4, 4, 4])
+    """
+
+    cls_to_become = ConvTranspose3d
+    _n = 3

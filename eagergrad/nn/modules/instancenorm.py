@@ -1,11 +1,12 @@
 """torch.nn.modules.instancenorm: InstanceNorm1d/2d/3d (torch's parameters, buffers,
-state_dict keys, repr and forward)."""
+state_dict keys, repr and forward) and their lazy forms LazyInstanceNorm1d/2d/3d."""
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -108,6 +109,63 @@ class InstanceNorm3d(_InstanceNorm):
     >>> torch.nn.InstanceNorm3d(3).running_mean is None
     True
     """
+
+    def _get_no_batch_dim(self):
+        return 4
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features comes from the first input (affine and
+    track_running_stats default to True here, as torch's).
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.LazyInstanceNorm1d()
+    >>> _ = m(torch.ones(2, 3, 4))
+    >>> m.weight.shape
+    torch.Size([3])
+    """
+
+    cls_to_become = InstanceNorm1d
+
+    def _get_no_batch_dim(self):
+        return 2
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LazyInstanceNorm2d()
+    LazyInstanceNorm2d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    cls_to_become = InstanceNorm2d
+
+    def _get_no_batch_dim(self):
+        return 3
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features comes from the first input.
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LazyInstanceNorm3d(affine=False)(torch.ones(2, 1, 1, 2)).shape
+    torch.Size([2, 1, 1, 2])
+    """
+
+    cls_to_become = InstanceNorm3d
 
     def _get_no_batch_dim(self):
         return 4

@@ -1,13 +1,19 @@
 """Loss modules (torch.nn.modules.loss): thin Modules over nn.functional's losses, with
-torch's constructor arguments, `reduction` attribute and `weight`/`pos_weight` buffers."""
+torch's constructor arguments, `reduction` attribute and `weight`/`pos_weight` buffers;
+LinearCrossEntropyLoss holds its projection as a Linear, as torch's."""
+import math
+import warnings
+
 from .._functional import loss as F
+from .linear import Linear
 from .module import Module
 
-__all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
-           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
-           "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
-           "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+__all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+           "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss",
+           "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
+           "CrossEntropyLoss", "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss",
+           "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -122,6 +128,25 @@ class NLLLoss(_WeightedLoss):
     forward = _forward("nll_loss", "weight", "ignore_index", "reduction")
 
 
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss (a FutureWarning on construction, as torch's).
+
+    >>> import warnings, eagergrad as torch
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     torch.nn.NLLLoss2d()
+    NLLLoss2d()
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax + NLL for class indices, or cross entropy with class probabilities.
 
@@ -139,6 +164,55 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     forward = _forward("cross_entropy", "weight", "ignore_index", "reduction", "label_smoothing")
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits of a Linear(in_features, num_classes * prod(out_features))
+    projection of the input (F.linear_cross_entropy; the weight stored flat, reshaped in
+    forward, as torch's).
+
+    >>> import eagergrad as torch
+    >>> m = torch.nn.LinearCrossEntropyLoss(4, 3)
+    >>> m.linear
+    Linear(in_features=4, out_features=3, bias=False)
+    """
+
+    __constants__ = ("num_classes", "out_features", "reduction", "ignore_index",
+                     "label_smoothing")
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+                       if self.linear.bias is not None else None)
+        return F.linear_cross_entropy(
+            input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class BCELoss(_WeightedLoss):

@@ -19,7 +19,7 @@ from ...engine.grad_mode import no_grad
 from ...engine.hooks import RemovableHandle
 from ...tensor import Tensor, reset_grad
 from ...tensor import typename as _typename
-from ..parameter import Buffer, Parameter, is_lazy
+from ..parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 from ._functions import BackwardHookFunction
 
 __all__ = ["Module"]
@@ -605,7 +605,13 @@ class Module:
                 param.grad.data = grad_applied
         for key, buf in self._buffers.items():
             if buf is not None:
-                self._buffers[key] = fn(buf)
+                new = fn(buf)
+                if is_lazy(buf) and not is_lazy(new):
+                    # (torch's __torch_function__ keeps an uninitialized buffer one through
+                    # .to/.double/...: a lazy norm's running stats take the new dtype)
+                    new = UninitializedBuffer(buf.requires_grad, dtype=new.dtype,
+                                              persistent=buf.persistent)
+                self._buffers[key] = new
         return self
 
     def apply(self, fn):

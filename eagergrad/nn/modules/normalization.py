@@ -1,13 +1,63 @@
-"""LayerNorm, RMSNorm and GroupNorm: torch's parameters (ones/zeros), repr and forward."""
+"""LayerNorm, RMSNorm and GroupNorm (torch's parameters (ones/zeros), repr and forward),
+LocalResponseNorm and CrossMapLRN2d (no parameters)."""
 import numbers
 
 from ...creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]
+
+
+class LocalResponseNorm(Module):
+    """Each value divided by (k + alpha * mean of squares over `size` neighbouring
+    channels) ** beta (F.local_response_norm).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    __constants__ = ("size", "alpha", "beta", "k")
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel LRN of (N, C, H, W) input (a Function of its own,
+    CrossMapLRN2dBackward).
+
+    >>> import eagergrad as torch
+    >>> torch.nn.CrossMapLRN2d(3)
+    CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 def _shape_tuple(normalized_shape):
