@@ -5,6 +5,8 @@ arrays, ops recorded into a graph of torch-named nodes, and PyTorch's engine.
 eagergrad turns on `jax_enable_x64` at import (float64/int64 need it) and passes
 explicit dtypes everywhere, so the default dtype stays float32 as in torch.
 """
+import sys as _sys
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -31,12 +33,31 @@ from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empt
                        LEGACY_TYPES as _LEGACY_TYPES, CUDA_LEGACY_TYPES as _CUDA_LEGACY_TYPES)
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
-from . import accelerator, autograd, backends, cuda, func, linalg, testing, viz  # noqa: E402,F401
+from . import (accelerator, amp, autograd, backends, cpu, cuda,  # noqa: E402,F401
+               distributions, fft, func, linalg, special, testing, viz)
+from .ops._autocast import (is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                            get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                            set_autocast_cache_enabled, clear_autocast_cache,
+                            autocast_increment_nesting, autocast_decrement_nesting,
+                            is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+                            get_autocast_cpu_dtype, set_autocast_cpu_dtype,
+                            get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+                            is_autocast_xla_enabled, set_autocast_xla_enabled,
+                            get_autocast_xla_dtype, set_autocast_xla_dtype,
+                            is_autocast_ipu_enabled, set_autocast_ipu_enabled,
+                            get_autocast_ipu_dtype, set_autocast_ipu_dtype)
+from .amp import GradScaler, autocast  # noqa: E402,F401
+from .amp._aliases import CPU_AMP as _CPU_AMP, CUDA_AMP as _CUDA_AMP  # noqa: E402
+cpu.amp, cuda.amp = _CPU_AMP, _CUDA_AMP  # (torch.cpu.amp, torch.cuda.amp: deprecated)
+_sys.modules.update({'eagergrad.cpu.amp': _CPU_AMP, 'eagergrad.cuda.amp': _CUDA_AMP})
 from . import nn, onnx  # noqa: E402,F401
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from .serialization import save, load  # noqa: E402,F401
+from .linalg import _chain_matmul as chain_matmul  # noqa: E402,F401
+from .ops.sampling import (_standard_gamma, _standard_gamma_grad,  # noqa: E402,F401
+                            _sample_dirichlet, _dirichlet_grad)
 from . import optim, utils  # noqa: E402,F401
 
 # the legacy tensor types: torch.FloatTensor(2, 3), isinstance(t, torch.LongTensor), ...

@@ -17,6 +17,10 @@ One holder per piece of state (the context managers that change them live elsewh
 - `ANOMALY` (process-wide, as torch's): anomaly mode. Set by engine/anomaly.py's
   context managers; read by engine/graph.py, engine.py, function.py, ops/_table.py and
   autograd/_api.py.
+- `AUTOCAST`: autocast (torch.amp): `.n` counts the threads with autocast enabled on some
+  device (the one check the ops it covers make), `.tl` is this thread's state. Set by
+  ops/_autocast.py (torch.amp and torch.set_autocast_* call it); read by ops/_autocast.py,
+  ops/inplace.py, ops/_table.py (a node's backward) and engine/engine.py (fusion).
 
 Other ambient state stays with what owns it: the default dtype (_dtypes.py) and device
 (device.py), saved-tensor hooks (engine/saved.py), the RNG (creation.py).
@@ -128,3 +132,47 @@ class _Anomaly:
 
 
 ANOMALY = _Anomaly()
+
+
+class _AutocastThread(threading.local):
+    """This thread's autocast state, as torch's thread-locals: `enabled` (device types),
+    `dtype` (device type -> lower-precision dtype; None where torch's is Undefined),
+    `nesting` (of the context managers), `cache_enabled`; `active` (device type -> dtype)
+    is what the ops read: enabled and not excluded (the op running now excludes its
+    device, as torch's autocast kernels exclude their dispatch key)."""
+
+    def __init__(self):
+        from ._dtypes import bfloat16, float16
+        self.enabled = frozenset()
+        self.dtype = {"cpu": bfloat16, "cuda": float16, "hip": float16, "xla": bfloat16,
+                      "xpu": float16, "mps": float16, "hpu": bfloat16, "ipu": float16,
+                      "mtia": float16, "maia": bfloat16, "privateuseone": float16}
+        self.active = {}
+        self.nesting = 0
+        self.cache_enabled = True
+
+
+class _Autocast:
+    """n: how many threads have autocast enabled on some device (a plain attribute every
+    covered op reads first); tl: this thread's state. `set_enabled` keeps both."""
+    n = 0
+    _lock = threading.Lock()
+
+    def __init__(self):
+        self.tl = _AutocastThread()
+
+    def set_enabled(self, device_type, enabled):
+        tl = self.tl
+        was = bool(tl.enabled)
+        tl.enabled = tl.enabled | {device_type} if enabled else tl.enabled - {device_type}
+        if bool(tl.enabled) != was:
+            with self._lock:
+                self.n += 1 if tl.enabled else -1
+        self.refresh()
+
+    def refresh(self):
+        tl = self.tl
+        tl.active = {d: tl.dtype[d] for d in tl.enabled}
+
+
+AUTOCAST = _Autocast()

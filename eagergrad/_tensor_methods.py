@@ -9,13 +9,14 @@ The order is the old import order and matters: the op functions only take names 
 from . import _dtypes as D
 from ._torch_names import INPLACE_FUNCTIONS, TENSOR_ATTRIBUTES, mark_missing_tensor_attributes
 from .autograd._api import _tensor_backward
-from .creation import _legacy_new, _normal_fill, _reduce_ex, _uniform_fill
+from .creation import _legacy_new, _reduce_ex
 from .engine import graph as _graph
 from .ops import (FUNCTIONS as F, INPLACE, _cast, _imag, _inplace_method, _method_where, _new,
                   _new_full, _new_tensor, _rdiv, _real, _rfloordiv, _rmatmul, _rmod, _rpow)
 from .ops import shape as S
 from .ops.fill import _copy, _fill, _zero
 from .ops.inplace import _inplace_function, inplace
+from .ops.sampling import INPLACE_SAMPLERS
 from .ops.views import _sync_view
 from .tensor import Tensor
 
@@ -78,9 +79,9 @@ def _bind():
     Tensor.__rpow__, Tensor.__rmatmul__ = _rpow, _rmatmul
     Tensor.__pos__ = lambda s: s
 
-    # the random fills
-    Tensor.normal_ = _normal_fill
-    Tensor.uniform_ = _uniform_fill
+    # the in-place samplers (normal_, uniform_, cauchy_, random_, bernoulli_, ...)
+    for name, fn in INPLACE_SAMPLERS.items():
+        setattr(Tensor, name, fn)
 
 
 _bind()

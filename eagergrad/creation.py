@@ -11,7 +11,6 @@ from . import _dtypes as D
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
 from ._mode import CAPTURING, FUNC
-from .engine.grad_mode import no_grad
 from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
 
 
@@ -558,6 +557,9 @@ def _take(flat, n, shape, post):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                  f"'{dt.scalar_name}'")
     return _finish(_uniform(_next_key(generator), _size(size), dt, 0.0, 1.0), dt, device,
                    requires_grad)
 
@@ -574,6 +576,8 @@ def _uniform(key, shape, dt, low, high):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dt.scalar_name}'")
     return _finish(sample(jax.random.normal, _next_key(generator),
                           {"shape": _size(size), "dtype": dt.np}), dt, device, requires_grad)
 
@@ -585,6 +589,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     elif high is None:  # randint(high, size=size)
         low, high = 0, low
     dt = _dt(dtype, D.int64)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
     post = None if dt.np == np.int64 else ("astype", dt.np)
     return _finish(sample(jax.random.randint, _next_key(generator),
                           {"shape": tuple(size), "dtype": jnp.int64}, post, minval=low,
@@ -593,6 +600,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype, D.int64)
+    _size((n,))  # (torch's negative dimension error)
     return _finish(jax.random.permutation(_next_key(generator), n).astype(dt.np), dt, device,
                    requires_grad)
 
@@ -607,21 +615,11 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False):
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:  # randint_like(input, high)
+        low, high = 0, low
     return randint(low, high, input._shape, dtype=dtype or input.dtype, device=device,
                    requires_grad=requires_grad)
-
-
-def _normal_fill(self, mean=0.0, std=1.0, *, generator=None):
-    """Tensor.normal_: `self` filled in place with draws from N(mean, std**2)."""
-    with no_grad():
-        return self.copy_(randn(self._shape, dtype=self.dtype, generator=generator) * std + mean)
-
-
-def _uniform_fill(self, a=0.0, b=1.0, *, generator=None):
-    """Tensor.uniform_: `self` filled in place with draws from U(a, b)."""
-    with no_grad():
-        return self.copy_(from_jax(_uniform(_next_key(generator), self._shape, self.dtype, a, b)))
 
 
 def _legacy_new(cls, *args, **kwargs):

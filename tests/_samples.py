@@ -880,8 +880,14 @@ from _samples_batchnorm import SAMPLES as _BN  # noqa: E402
 from _samples_rnn import SAMPLES as _RNN  # noqa: E402
 from _samples_attention import SAMPLES as _ATT  # noqa: E402
 from _samples_spatial import SAMPLES as _SPATIAL  # noqa: E402
+from _samples_random import SAMPLES as _RANDOM  # noqa: E402
+from _samples_fft import SAMPLES as _FFT  # noqa: E402
+from _samples_tensor_ops import SAMPLES as _TENSOR_OPS  # noqa: E402
+from _samples_special import SAMPLES as _SPECIAL_FNS  # noqa: E402
+from _samples_scan import SAMPLES as _SCAN  # noqa: E402
 SAMPLES.update(_SORTING)
-for _group in (_LINALG, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL):
+for _group in (_LINALG, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL, _FFT,
+               _RANDOM, _TENSOR_OPS, _SPECIAL_FNS, _SCAN):
     for _k, _v in _group.items():
         SAMPLES.setdefault(_k, []).extend(_v)
 

@@ -34,6 +34,16 @@ _CALLS = {
     "clamp_": lambda L, x: x.detach().clamp_(0, 1), "floor_": lambda L, x: x.detach().floor_(),
     "relu_": lambda L, x: L.relu_(x.detach()), "sign_": lambda L, x: x.detach().sign_(),
     "real < complex scalar": lambda L, x: x.real < 1j,
+    "cdist": lambda L, x: L.cdist(x, x), "cdist(mm)": lambda L, x: L.cdist(
+        x, x, compute_mode="use_mm_for_euclid_dist"),
+    "exponential_": lambda L, x: x.detach().exponential_(),
+    "cauchy_": lambda L, x: x.detach().cauchy_(),
+    "log_normal_": lambda L, x: x.detach().log_normal_(),
+    "geometric_": lambda L, x: x.detach().geometric_(0.5),
+    "random_": lambda L, x: x.detach().random_(), "bernoulli": lambda L, x: L.bernoulli(x),
+    "bernoulli_": lambda L, x: x.detach().bernoulli_(0.5), "poisson": lambda L, x: L.poisson(x),
+    "_standard_gamma": lambda L, x: L._standard_gamma(x),
+    "multinomial": lambda L, x: L.multinomial(x, 1),
 }
 
 

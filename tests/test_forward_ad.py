@@ -36,7 +36,7 @@ TORCH_NO_FORWARD_AD = frozenset({
     "_scaled_dot_product_flash_attention_for_cpu_backward", "embedding_bag",
     "_embedding_bag_backward", "_embedding_bag_per_sample_weights_backward",
     "grid_sampler_2d", "grid_sampler_2d_backward", "_grid_sampler_2d_double_backward",
-    "linalg_qr:3", "linalg_qr:4"})
+    "linalg_qr:3", "linalg_qr:4", "_cdist_forward", "_cdist_backward", "_euclidean_dist"})
 # torch's forward formula computes in float32 constants here (hardsigmoid's 1/6 is
 # 0.1666666716...): tangents agree to ~1e-7 only
 LOOSE = {"hardsigmoid", "celu"}

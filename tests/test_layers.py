@@ -11,13 +11,14 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 # lowest first; a module may import modules of its own layer or below, never above
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
-     "_shapes", "_layouts", "size", "device", "_repr", "cuda", "backends", "accelerator"],
+     "_shapes", "_layouts", "size", "device", "_repr", "cuda", "cpu", "backends",
+     "accelerator"],
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
-    ["linalg", "nn", "optim", "utils", "serialization"],
-    ["autograd", "func", "testing", "viz", "interop", "demo", "runner", "__main__", "onnx",
-     "_tensor_methods", "__init__"],
+    ["linalg", "fft", "special", "nn", "optim", "utils", "serialization", "amp"],
+    ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
+     "__main__", "onnx", "_tensor_methods", "__init__"],
 ]
 
 

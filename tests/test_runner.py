@@ -54,10 +54,11 @@ def test_torch_is_eagergrad_and_real_torch_is_never_loaded(tmp_path):
 
 
 @pytest.mark.parametrize("code,name", [
-    ("import torch\nx = torch.ones(3)\ny = torch.fft.fft(x)\n", "torch.fft"),
-    ("import torch\nimport torch.distributions\n", "torch.distributions"),
+    ("import torch\nx = torch.ones(8)\ny = torch.stft(x, 4)\n", "torch.stft"),
+    ("import torch\nimport torch.distributions\nw = torch.distributions.Wishart\n",
+     "torch.distributions.Wishart"),
     ("import torch\nx = torch.ones(3)\nx.stft(4)\n", "torch.Tensor.stft"),
-    ("from torch.nn import AdaptiveLogSoftmaxWithLoss\n", "torch.nn.AdaptiveLogSoftmaxWithLoss"),
+    ("from torch.nn import SyncBatchNorm\n", "torch.nn.SyncBatchNorm"),
 ])
 def test_missing_api_stops_at_the_script_line(tmp_path, code, name):
     script = tmp_path / "uses_missing.py"

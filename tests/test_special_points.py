@@ -31,6 +31,10 @@ from _samples_batchnorm import SPECIAL as _BN
 from _samples_rnn import SPECIAL as _RNN
 from _samples_attention import SPECIAL as _ATT
 from _samples_spatial import SPECIAL as _SPATIAL
+from _samples_random import SPECIAL as _RANDOM
+from _samples_tensor_ops import SPECIAL as _TENSOR_OPS
+from _samples_special import SPECIAL as _SPECIAL_FNS
+from _samples_scan import SPECIAL as _SCAN
 from test_ops_torch import check_backward, check_double_backward, check_forward, check_graph
 
 NAN, INF = math.nan, math.inf
@@ -177,7 +181,8 @@ SPECIAL = {
     "cumsum": [S(lambda m, x: x.cumsum(0), V([INF, 1.0, -INF]), name="infinities")],
     "mean": [S(lambda m, x: x.mean(), V([INF, -INF]), name="inf - inf")],
 }
-for _table in (_LINALG, _SORTING, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL):
+for _table in (_LINALG, _SORTING, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL,
+               _RANDOM, _TENSOR_OPS, _SPECIAL_FNS, _SCAN):
     for _k, _v in _table.items():
         SPECIAL.setdefault(_k, []).extend(_v)
 
@@ -211,7 +216,8 @@ SMOOTH.update(dict.fromkeys((
     "convolution", "convolution_backward", "constant_pad_nd", "avg_pool2d", "avg_pool2d_backward",
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "max_pool2d_with_indices_backward"),
     "linear in each tensor input (convolution: bilinear): the same formula at every point"))
-for _group in ("activation", "batchnorm", "rnn", "attention", "spatial", "linalg"):
+for _group in ("activation", "batchnorm", "rnn", "attention", "spatial", "linalg", "fft",
+               "random", "tensor_ops", "special", "scan"):
     SMOOTH.update(getattr(__import__(f"_samples_{_group}"), "SMOOTH", {}))
 
 

@@ -14,7 +14,7 @@ import time
 
 from .._cache import EXECUTABLES
 from . import fused
-from .._mode import ANOMALY, FWD
+from .._mode import ANOMALY, AUTOCAST, FWD
 from .anomaly import report as anomaly_report, run_checked
 from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _check_single, _hook_name, _validate
 from .hooks import HOOK_GENERATION
@@ -220,8 +220,9 @@ def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
         root = GraphRoot(root_edges, root_grads)
         first = []
     # (under a dual level, formulas run as ops: their tangents are forward-over-reverse)
+    # (under autocast, formulas run as ops too: they are cast, and no traced one keeps casts)
     fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED and \
-        not fused.OFF.depth and not FWD.active
+        not fused.OFF.depth and not FWD.active and not (AUTOCAST.n and AUTOCAST.tl.active)
     plan = _make_plan(root, first, outputs, accumulate_grad, fusing)
     captured = [None] * (len(outputs) if outputs is not None else 0)
     prev_mode = get_state()

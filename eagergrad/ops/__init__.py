@@ -11,6 +11,12 @@ from . import sorting as O, loss as X, distance as XD, margin as XM, ctc as XC
 from . import norm as N, conv as V
 from . import activation as A, batchnorm as B, rnn as RN, attention as AT
 from . import spatial as SP
+from . import pooling as PO
+from . import scan as SC, search as SE
+from . import sampling as RS
+from . import tensor_ops as TO, products as PR
+from . import special as SF
+from . import linalg_decomp as LD, linalg_solvers as LS, linalg_compose as LC
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
 from ._table import OPS as OPS, defop as defop, call_op as call_op
@@ -20,10 +26,6 @@ from .inplace import inplace
 
 S._register_view_writers()
 
-# what the engine needs on gradients (engine/graph.py: GRAD_OPS; it never imports ops)
-GRAD_OPS.add = P.add
-GRAD_OPS.add_ = lambda t, other: inplace(t, P.add, other)
-GRAD_OPS.copy_ = lambda t, src: inplace(t, _copy, src)
 # the dim-taking ops that take a 0-d tensor's dim 0 / -1 as torch does (OpDef.scalar_as_vector)
 # (the reductions over a tuple of dims reduce over none: reduce.py's _dims)
 for _name in ("prod_dim", "max_dim", "min_dim", "softmax", "log_softmax", "_safe_softmax",
@@ -32,13 +34,18 @@ for _name in ("prod_dim", "max_dim", "min_dim", "softmax", "log_softmax", "_safe
               "argsort", "topk", "kthvalue", "median_dim"):
     OPS[_name].scalar_as_vector()
 
+# what the engine needs on gradients (engine/graph.py: GRAD_OPS; it never imports ops)
+GRAD_OPS.add = P.add
+GRAD_OPS.add_ = lambda t, other: inplace(t, P.add, other)
+GRAD_OPS.copy_ = lambda t, src: inplace(t, _copy, src)
 GRAD_OPS.sum_to_size = S._sum_to_size
 GRAD_OPS.real = S.real
 GRAD_OPS.to = S.to
 GRAD_OPS.clone = S.clone
 
 FUNCTIONS = {}
-for _mod in (P, U, C, R, L, E, DC, S, IS, IM, I, O, X, XD, XM, XC, N, V, A, B, RN, AT, SP):
+for _mod in (P, U, C, R, L, E, DC, S, IS, IM, I, O, X, XD, XM, XC, N, V, A, B, RN, AT, SP, SC, SE,
+             RS, TO, PR, SF, LD, LS, LC, PO):
     for _k, _v in vars(_mod).items():
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
@@ -115,6 +122,18 @@ INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "exp", "exp2", "expm1", "lo
            "atan2", "maximum", "minimum", "remainder", "floor_divide", "clip", "scatter",
            "scatter_add", "logical_not", "bitwise_not", "masked_fill", "index_add", "index_copy",
            "index_fill", "index_put", "nan_to_num", "tril", "triu")
+# (ops/scan.py, search.py, scatter.py, reduce.py, masks.py)
+INPLACE += ("cumprod", "cumsum", "scatter_reduce", "index_reduce", "put", "renorm",
+            "masked_scatter")
+# (ops/special.py's; acosh_, polygamma_, heaviside_, float_power_ are functions there)
+INPLACE += ("square", "erfc", "erfinv", "lgamma", "digamma", "mvlgamma", "i0", "sinc", "logit",
+            "xlogy", "hypot", "fmod", "copysign", "nextafter", "ldexp", "lerp", "addcmul",
+            "addcdiv", "true_divide", "gcd", "lcm", "deg2rad", "rad2deg", "negative", "fix",
+            "arccos", "arcsin", "arctan", "arctan2", "absolute", "igamma", "igammac",
+            "multiply", "subtract", "divide", "bitwise_left_shift", "bitwise_right_shift",
+            "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+            "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+            "not_equal")
 
 
 # in-place ops whose kernel may reuse the tensor's buffer (ops/inplace.py _donatable)

@@ -25,7 +25,7 @@ from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 from .. import _dtypes as D
 from .._cache import EXECUTABLES, keyed, put_bounded
 from .._dtypes import FROM_NP
-from .._mode import ANOMALY, CAPTURING, DONATING, FUNC, FWD
+from .._mode import ANOMALY, AUTOCAST, CAPTURING, DONATING, FUNC, FWD
 from ..engine.grad_mode import STATE
 from ..engine.anomaly import record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
@@ -101,7 +101,9 @@ class _OpNode(Node):
     def apply(self, grads):
         if all(g is None for g in grads):
             return [None] * len(self._next)
-        if STATE.grad or FWD.active:  # (dual level: the formulas' tangents are wanted)
+        if STATE.grad or FWD.active or AUTOCAST.n and AUTOCAST.tl.active:
+            # (dual level: the formulas' tangents are wanted; autocast: the formulas' ops
+            # are cast, as torch's, and never in a cached traced vjp: NOTE [autocast])
             return self._apply_recorded(grads)
         key = (self._spec, tuple(g is None for g in grads))
         entry = self._jit_cache.get(key)
@@ -394,8 +396,6 @@ class OpDef:
             put_bounded(self._fwd, attrs, f, 256)
         return f
 
-    def static_attrs(self, attrs):
-        """attrs with the dynamic ones (traced scalars) as None: the kernel's key. An op
     def scalar_as_vector(self):
         """torch's rule for a dim-taking op on a 0-d tensor: dim 0 (or -1) names the one
         element, as on a tensor of shape (1,), and the results stay 0-d. The kernel sees
@@ -410,6 +410,8 @@ class OpDef:
             return jax.tree.map(lambda o: o.reshape(()) if o.shape == (1,) else o, outs)
         self.kernel = k
 
+    def static_attrs(self, attrs):
+        """attrs with the dynamic ones (traced scalars) as None: the kernel's key. An op
         whose dynamic attributes also fix a static quantity derives the key itself,
         assigning its own `static_of` (slice keys its length, end - start, in end's
         place; add bakes in alpha == 1)."""

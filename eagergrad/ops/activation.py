@@ -21,12 +21,13 @@ from ..creation import _next_key, from_jax
 from .._shapes import wrap_dim as _wrap_dim
 from ..engine.grad_mode import STATE
 from ._table import call_op, defop
+from ._autocast import autocast_op
 from .inplace import inplace
 from .pointwise import (_at_least, _at_most, check_scalar, over, scalar_type, scalar_types,
                         times, where, _zeros)
 from .shape import cat
-
 from .unary import THRESHOLD_BACKWARD
+
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -152,7 +153,6 @@ def _elu_back_result(grad, result, alpha, scale, input_scale):
                  grad * scale)
 
 
-# NOTE [traced scalars] (pointwise.py): the activations' numbers (elu's alpha, leaky_relu's
 # NOTE [mask backwards]: torch computes the gradients of the piecewise-linear activations
 # with ops of their own (threshold_backward, leaky_relu_backward, hardtanh_backward,
 # hardshrink_backward, softshrink_backward; threshold_backward, relu's, in unary.py) whose
@@ -202,6 +202,7 @@ def _leaky_relu_backward(grad, self, negative_slope):
     return call_op(LEAKY_RELU_BACKWARD, (grad, self), (negative_slope,))
 
 
+# NOTE [traced scalars] (pointwise.py): the activations' numbers (elu's alpha, leaky_relu's
 # slope, softplus' beta and threshold, hardtanh's bounds, threshold's threshold and value)
 # are traced; elu's scale and input_scale (constants: 1, or selu's) stay in the key
 _ELU_ERR = _kernel_error("elu_cpu")
@@ -511,6 +512,7 @@ def _prelu_kernel(input, weight):
     return call_op(PRELU_KERNEL, (input, weight))
 
 
+@autocast_op("prelu")
 def prelu(input, weight):
     """torch.prelu: max(0, x) + weight * min(0, x), weight one value or one per channel
     (dim 1); the weight is reshaped to broadcast (ViewBackward0), as ATen does.

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from .._shapes import conj_scalar
 from ..creation import zeros
 from ._table import call_op, defop
+from ._autocast import autocast_op
 from .norm import _optional_meta
 
 _WRAP = 2 ** 64  # torch's nodes show a negative dim as its unsigned wrap
@@ -218,6 +219,7 @@ BADDBMM = defop(
                                                   conj_scalar(alpha)))
 
 
+@autocast_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batched (BaddbmmBackward0); input
     broadcasts to the product's shape.

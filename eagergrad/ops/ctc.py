@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from ..creation import zeros
+from ._autocast import autocast_op
 from ._table import call_op, defop
 from .pointwise import where
 from .loss import MEAN, _not_implemented, SUM
@@ -154,6 +155,7 @@ def _lengths(v, name):
     return tuple(int(x) for x in v)
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=MEAN,
              zero_infinity=False):
     """torch.ctc_loss (reduction as torch's enum): the negative log likelihood of the

@@ -5,6 +5,8 @@ import string
 
 from ..tensor import Tensor
 from . import shape as S
+from .._mode import AUTOCAST
+from ._autocast import autocast_inputs
 from ._table import call_op
 from .pointwise import mul
 from .reduce import sum as _sum
@@ -325,6 +327,8 @@ def _sumproduct_pair(left, right, sum_dims):
     left = S.reshape(S.permute(left, order), (lro_size, lo_size, sum_size))
     right = S.reshape(S.permute(right, lro + list(sum_dims) + ro + lo),
                       (lro_size, sum_size, ro_size))
+    if AUTOCAST.n:  # (torch's einsum is composite: its bmm is autocast)
+        left, right = autocast_inputs("bmm", left, right)
     if left.dtype is not right.dtype:  # bmm's CPU kernel's message
         raise RuntimeError(f"expected scalar type {left.dtype.scalar_name} but found "
                            f"{right.dtype.scalar_name}")

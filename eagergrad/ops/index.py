@@ -222,8 +222,26 @@ def _put(t, adv, value, accumulate):
             tensors.append(i)
     if mask_dims:
         _index_shapes([x._shape for x in tensors])
+    _check_put_shape(t, value, positions, tensors)
     return call_op(INDEX_PUT_ACC if accumulate else INDEX_PUT, (t, value, *tensors),
                (tuple(positions),))
+
+
+def _check_put_shape(t, value, positions, tensors):
+    """torch's error when the values do not broadcast to the indexing result."""
+    from ..size import can_broadcast_to
+    try:
+        b = tuple(np.broadcast_shapes(*[x._shape for x in tensors]))
+    except ValueError:
+        return  # (index_put's own broadcast error comes from the kernel's checks)
+    rest = [n for i, n in enumerate(t._shape) if i not in positions]
+    if positions == list(range(positions[0], positions[0] + len(positions))):
+        shape = tuple(rest[:positions[0]]) + b + tuple(rest[positions[0]:])
+    else:
+        shape = b + tuple(rest)
+    if not can_broadcast_to(value._shape, shape):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(shape)}")
 
 
 _DIMS = tuple(tuple(range(k)) for k in range(65))

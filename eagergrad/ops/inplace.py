@@ -7,7 +7,7 @@ import jax
 
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from .._mode import CAPTURING, DONATING, FUNC, FWD
+from .._mode import AUTOCAST, CAPTURING, DONATING, FUNC, FWD
 from ..tensor import Tensor, _make, _tangent
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
@@ -29,6 +29,13 @@ def inplace(self, fn, *args, **kwargs):
     Recorded like its out-of-place twin on a snapshot of self's old value, after which
     self takes the node as its grad_fn; on a view the base is rebased instead (NOTE [in-place
     on a view] in views.py)."""
+    if AUTOCAST.n and AUTOCAST.tl.active:  # torch autocasts no in-place op
+        tl = AUTOCAST.tl
+        prev, tl.active = tl.active, {}
+        try:
+            return inplace(self, fn, *args, **kwargs)
+        finally:
+            tl.active = prev
     if self._inference and not STATE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "

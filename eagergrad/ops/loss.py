@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from ..creation import arange, zeros
+from ._autocast import autocast_op
 from ._table import call_op, defop
 from .pointwise import where
 
@@ -230,6 +231,7 @@ def _nll_common(input, target, weight, ignore_index, fn):
     _check_targets(target, n_classes, ignore_index)
 
 
+@autocast_op("nll_loss")
 def _nll_forward(input, target, weight, reduction, ignore_index):
     """aten::nll_loss (1-D or 2-D input): (output, total_weight)."""
     if not 1 <= input.ndim <= 2:
@@ -244,6 +246,7 @@ def _nll_forward(input, target, weight, reduction, ignore_index):
                    (reduction, ignore_index))
 
 
+@autocast_op("nll_loss2d")
 def _nll2d_forward(input, target, weight, reduction, ignore_index):
     """aten::nll_loss2d (4-D input, 3-D target): (output, total_weight)."""
     if target.ndim != 3:
@@ -326,6 +329,7 @@ def _check_probabilities(input):
         raise RuntimeError("all elements of input should be between 0 and 1")
 
 
+@autocast_op("binary_cross_entropy")
 def _bce(input, target, weight, reduction):
     _no_grad_arg("binary_cross_entropy", "weight", weight)
     _check_probabilities(input)
@@ -380,6 +384,7 @@ BCEL = defop("binary_cross_entropy_with_logits", _bcel_k,
              self=_bcel_back, target=_bcel_target_back)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def _bce_with_logits(input, target, weight, pos_weight, reduction):
     name = "binary_cross_entropy_with_logits"
     _no_grad_arg(name, "weight", weight)
@@ -408,6 +413,7 @@ def _reduce_t(loss, reduction):
     return loss
 
 
+@autocast_op("kl_div")
 def kl_div(input, target, reduction=MEAN, *, log_target=False):
     """torch.kl_div: target * (log(target) - input), reduced (reduction as torch's enum).
 
@@ -426,6 +432,7 @@ def _class_dim(input):
     return 0 if input.ndim == 1 else 1
 
 
+@autocast_op("cross_entropy_loss")
 def _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing):
     """torch's cross_entropy_loss: log_softmax + nll_loss_nd, its label-smoothing term, or
     the probability-target form, each recorded as torch records it."""
@@ -492,6 +499,7 @@ def _ce_smooth(input, target, weight, reduction, ignore_index, label_smoothing, 
     return _mul_s(nll, 1 - label_smoothing) + _mul_s(ret, label_smoothing / n_classes)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """torch.poisson_nll_loss (reduction as torch's enum).
 
@@ -510,6 +518,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return _reduce_t(loss, reduction)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     """torch.margin_ranking_loss: max(0, -target * (input1 - input2) + margin).
 

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from ._autocast import autocast_op
 from ._table import call_op, defop
 from .pointwise import where
 from .distance import pairwise_distance
@@ -36,6 +37,7 @@ def _dim_sizes(a, b):
 _EPSILON = 1e-12
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     """torch.cosine_embedding_loss (reduction as torch's enum).
 
@@ -67,6 +69,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     return _reduce_t(out, reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, reduction=MEAN):
     """torch.hinge_embedding_loss: x where target is 1, max(0, margin - x) where -1.
 
@@ -81,6 +84,7 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=MEAN):
     return _reduce_t(out, reduction)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
                         reduction=MEAN):
     """torch.triplet_margin_loss: max(margin + d(a, p) - d(a, n), 0), pairwise distances.
@@ -139,6 +143,7 @@ SOFT_MARGIN = defop("soft_margin_loss", _soft_margin_k, inputs=("self", "target"
                     call_op(SOFT_MARGIN_BACK, (grad, self, target), (reduction,)))
 
 
+@autocast_op("soft_margin_loss")
 def _soft_margin_loss(input, target, reduction=MEAN):
     """torch's soft_margin_loss (SoftMarginLossBackward0).
 
@@ -218,6 +223,7 @@ def _check_input_2d(input):
                            f"size, but got: {_dims_str(input._shape)}")
 
 
+@autocast_op("multi_margin_loss")
 def _multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction=MEAN):
     """torch's multi_margin_loss (MultiMarginLossBackward0; p 1 or 2).
 
@@ -300,6 +306,7 @@ def _check_label_prefix(target, n):
         raise RuntimeError("argument #2 'target' is out of range")
 
 
+@autocast_op("multilabel_margin_loss")
 def _multilabel_margin_loss(input, target, reduction=MEAN):
     """torch's multilabel_margin_loss (MultilabelMarginLossBackward0).
 

@@ -483,3 +483,14 @@ def _mask_put(t, d, mask, value, accumulate):
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast "
                        f"to indexing result of shape "
                        f"{list(pre) + ['?' if count is None else count] + list(post)}")
+
+
+def argwhere(input):
+    """torch.argwhere: nonzero(input), one row of indices per non-zero element.
+
+    >>> import eagergrad as torch
+    >>> torch.argwhere(torch.tensor([[1, 0], [0, 3]]))
+    tensor([[0, 0],
+            [1, 1]])
+    """
+    return nonzero(input)

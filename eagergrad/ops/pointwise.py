@@ -407,7 +407,10 @@ def _pow_exp(grad, base, exponent, result):
     nonneg = ((exponent.imag == 0) & (exponent.real >= 0) if exponent.is_complex()
               else exponent >= 0)
     cond = (base == 0) & nonneg
-    return grad * where(cond, 0.0, (result * base.log()).conj())
+    # an integer base (a Python int, an int tensor) takes its log in the result's dtype, as
+    # torch's (its Scalar log is double; its int tensor base is cast to the promoted dtype)
+    log = (base if base.dtype is result.dtype else base.to(result.dtype)).log()
+    return grad * where(cond, 0.0, (result * log).conj())
 
 
 # XLA computes a power with these constant exponents otherwise (x * x for 2, a sqrt for

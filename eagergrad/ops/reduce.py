@@ -1,9 +1,11 @@
-"""Reductions: sum/mean/prod/amax/amin/max/min/var/std/norm/logsumexp/softmax.
+"""Reductions: sum/mean/prod/amax/amin/max/min/aminmax/var/std/std_mean/var_mean/norm/
+renorm/logsumexp/softmax/count_nonzero.
 Formulas follow torch's FunctionsManual (ties split evenly for amax/max(), the
 value-selecting rule for max(dim), norm's gradient 0 at 0)."""
 import math
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtypes as D
 from ..creation import from_jax
@@ -399,7 +401,7 @@ VNORM = defop("linalg_vector_norm", _vnorm_k, attrs=("ord", "dim", "keepdim", "d
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     if not input.dtype.is_differentiable:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {input.dtype.name.capitalize()}")
+                           f"as input. Got {input.dtype.scalar_name}")
     out = D.as_dtype(dtype) if dtype is not None else input.dtype.to_real()
     # ord and dim as torch's node keeps them: an int ord stays an int, no dim is None
     ord = ord if type(ord) in (int, float) else float(ord)
@@ -428,6 +430,13 @@ LSE = defop("logsumexp", _lse_k, attrs=("dim", "keepdim"),
 
 
 def logsumexp(input, dim, keepdim=False):
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
+    if dim in ((), []):  # (all dims; torch 2.13 then fails to write the unkept result)
+        if input.ndim and not keepdim:
+            raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                               f"{[1] * input.ndim}")
+        dim = None
     return call_op(LSE, (input,), (_dims(dim, input.ndim), keepdim))
 
 
@@ -482,3 +491,173 @@ def _bool_reduce(fn, name):
 
 all = _bool_reduce(jnp.all, "all")
 any = _bool_reduce(jnp.any, "any")
+
+
+# ---- aminmax, count_nonzero, std_mean / var_mean, renorm ---------------------------------------
+def _aminmax_k(self, dim, keepdim):
+    return (jnp.min(self, axis=dim, keepdims=keepdim), jnp.max(self, axis=dim, keepdims=keepdim))
+
+
+def _aminmax_back(grads, self, min, max, dim, keepdim):
+    """torch's aminmax_backward: each output's gradient split evenly among its ties."""
+    dims = tuple(range(self.ndim)) if dim is None else (dim,)
+    g_min, g_max = grads
+    return _even(g_min, self, dims, keepdim, min) + _even(g_max, self, dims, keepdim, max)
+
+
+AMINMAX = defop("aminmax", _aminmax_k, attrs=("dim", "keepdim"), outputs=("min", "max"),
+                complex_error=_cpu_kernel("aminmax_cpu"), self=_aminmax_back)
+
+
+def _aminmax_type():
+    class R(tuple):
+        __slots__ = ()
+        min = property(lambda self: self[0])
+        max = property(lambda self: self[1])
+
+        def __repr__(self):
+            return f"eagergrad.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+    R.__name__ = R.__qualname__ = "aminmax"
+    R.__module__ = "eagergrad.return_types"
+    return R
+
+
+_Aminmax = _aminmax_type()
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """torch.aminmax: (min, max) over all elements or along `dim`.
+
+    >>> import eagergrad as torch
+    >>> torch.aminmax(torch.tensor([3.0, 1.0, 2.0]))
+    eagergrad.return_types.aminmax(
+    min=tensor(1.),
+    max=tensor(3.))
+    """
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        d = None
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        if input.ndim and input._shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        if input.ndim == 0:
+            d = None
+    return _Aminmax(call_op(AMINMAX, (input,), (d, keepdim)))
+
+
+COUNT_NONZERO = defop("count_nonzero", lambda self, dim:
+                      jnp.count_nonzero(self, axis=dim).astype(jnp.int64), attrs=("dim",))
+
+
+def count_nonzero(input, dim=None):
+    """torch.count_nonzero: how many elements are not zero, in all or along `dim`.
+
+    >>> import eagergrad as torch
+    >>> torch.count_nonzero(torch.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=1)
+    tensor([1, 2])
+    """
+    return call_op(COUNT_NONZERO, (input,), (None if dim is None else _dims(dim, input.ndim),))
+
+
+def _stat_mean_k(stat):
+    def k(self, dim, correction, keepdim):
+        v = _var_k(self, dim, correction, keepdim)
+        return (jnp.sqrt(v) if stat == "std" else v), jnp.mean(self, axis=dim, keepdims=keepdim)
+    return k
+
+
+def _mean_back(grad, self, dim, keepdim):
+    dims = tuple(range(self.ndim)) if dim is None else dim
+    return _restore(grad, dims, keepdim).expand(self._shape) / _numel(self._shape, dims)
+
+
+def _var_mean_back(grads, self, dim, correction, keepdim):
+    return _var_back(grads[0], self, dim, correction, keepdim) + \
+        _mean_back(grads[1], self, dim, keepdim)
+
+
+def _std_mean_back(grads, self, result0, dim, correction, keepdim):
+    g = where(result0 == 0, 0.0, grads[0] / (result0 * 2))
+    return _var_back(g, self, dim, correction, keepdim) + _mean_back(grads[1], self, dim, keepdim)
+
+
+STD_MEAN = defop("std_mean", _stat_mean_k("std"), attrs=("dim", "correction", "keepdim"),
+                 outputs=("result0", "result1"), self=_std_mean_back)
+VAR_MEAN = defop("var_mean", _stat_mean_k("var"), attrs=("dim", "correction", "keepdim"),
+                 outputs=("result0", "result1"), self=_var_mean_back)
+
+
+def _stat_mean(op, name):
+    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if isinstance(dim, bool):  # (std_mean(x, False): the unbiased overload)
+            dim, unbiased = None, dim
+        if not input.dtype.is_differentiable:
+            raise RuntimeError(f"{name} only support floating point and complex dtypes")
+        dims, c = _var_args(input, dim, unbiased, correction)
+        _check_dof(input, dims, c, name)
+        return call_op(op, (input,), (dims, c, keepdim))
+    f.__name__ = name
+    f.__doc__ = f"""torch.{name}: ({name[:3]}, mean) over all elements or along `dim`, with
+    Bessel's correction unless `correction` (or `unbiased`) says otherwise.
+
+    >>> import eagergrad as torch
+    >>> torch.{name}(torch.tensor([1.0, 2.0, 3.0]))[1]
+    tensor(2.)
+    """
+    return f
+
+
+std_mean = _stat_mean(STD_MEAN, "std_mean")
+var_mean = _stat_mean(VAR_MEAN, "var_mean")
+
+
+def _renorm_k(self, p, dim, maxnorm):
+    dims = tuple(i for i in range(self.ndim) if i != dim)
+    norm = _vnorm_k(self, p, dims, True, D.FROM_NP[np.dtype(jnp.real(self).dtype)])
+    eps, top = jnp.asarray(1e-7, norm.dtype), jnp.asarray(maxnorm, norm.dtype)
+    factor = jnp.where(norm > top, top / (norm + eps), jnp.ones((), norm.dtype))
+    return self * factor.astype(self.dtype)
+
+
+def _renorm_back(grad, self, p, dim, maxnorm):
+    """torch's renorm_backward, in the CPU accumulate type (float64 for float32)."""
+    dims = tuple(i for i in range(self.ndim) if i != dim)
+    acc = D.float64
+    norm = vector_norm(self, p, dims, True, dtype=acc)
+    g = self.conj() * grad
+    if g.dtype.is_complex:
+        g = g.real
+    g = g.sum(dims, keepdim=True, dtype=acc)
+    nb = _vnorm_back(g, self, norm, p, dims, True)
+    inv = (norm + 1e-7).reciprocal()
+    grad_norm = maxnorm * inv * (grad - inv * nb)
+    return where(norm > maxnorm, grad_norm.to(grad.dtype), grad)
+
+
+RENORM = defop("renorm", _renorm_k, attrs=("p", "dim", "maxnorm"), self=_renorm_back)
+
+
+def renorm(input, p, dim, maxnorm):
+    """torch.renorm: each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
+    it (maxnorm / (norm + 1e-7)).
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if not input.dtype.is_differentiable:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {input.dtype.scalar_name}")
+    ord = p if type(p) in (int, float) else float(p)
+    return call_op(RENORM, (input,), (ord, _wrap_dim(dim, input.ndim), maxnorm))

@@ -16,6 +16,7 @@ import numpy as np
 from jax import lax
 
 from ..engine.grad_mode import STATE
+from ._autocast import autocast_op
 from ._table import call_op, defop
 from .shape import cat, stack
 
@@ -206,6 +207,7 @@ LSTM_LAYER = defop(
     nondiff=(3,), **{n: _lstm_formula(k) for k, n in enumerate(_LSTM_INPUTS)})
 
 
+@autocast_op("mkldnn_rnn_layer")
 def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
                      batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
                      batch_first, train):

@@ -1,8 +1,10 @@
 """Advanced-indexing ops on index tensors: index (IndexBackward0) and index_put
-(IndexPutBackward0), gather/scatter/scatter_add along a dim, masked_fill, and
-index_select/index_add/index_copy/index_fill."""
+(IndexPutBackward0), gather/scatter/scatter_add along a dim (scatter's reduce=),
+scatter_reduce, masked_fill, index_select/index_add/index_copy/index_fill/index_reduce,
+and put."""
 import math
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtypes as D
@@ -10,6 +12,7 @@ from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import _make
 from ..tensor import Tensor
 from ._args import as_t, wrapped
+from ._autocast import autocast_op
 from .pointwise import where
 from ._table import defop, call_op
 from .inplace import overlap_rule
@@ -91,27 +94,27 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("eagergrad does not implement torch.scatter(reduce=...) yet")
     _check_index(index, "scatter")
     d = _wrap_dim(dim, input.ndim)
     if src is None:
         src = value
+    if reduce is not None:
+        return _scatter_with_reduce(input, d, index, src, reduce)
     if isinstance(src, Tensor):
-        return call_op(SCATTER, (input, index, src), (d,))
         _same_dtype(input, src)
+        return call_op(SCATTER, (input, index, src), (d,))
     return call_op(SCATTER_V, (input, index, as_t(src).to(input.dtype)), (d,))
 
 
-def scatter_add(input, dim, index, src):
 def _same_dtype(input, src):
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
 
 
+def scatter_add(input, dim, index, src):
     _check_index(index, "scatter")
-    return call_op(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
     _same_dtype(input, src)
+    return call_op(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
 
 
 def zeros_scatter(grad, dim, indices, sizes):
@@ -197,16 +200,46 @@ INDEX_FILL = defop("index_fill", lambda self, index, dim, value:
 
 
 def _index_arg(index, name):
-    if index.dtype._kind != 1:
-        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
-    if index.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    """torch's checks of index_add_/index_copy_/index_fill_'s index (each its own)."""
+    dt, n = index.dtype, index.ndim
+    if name == "index_add":
+        if dt is not D.int64 and dt is not D.int32:
+            raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                               f"{dt.scalar_name}")
+        if n > 1:
+            raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {n} "
+                             f"with type: {dt.scalar_name} and size: {list(index._shape)}")
+    elif name == "index_copy":
+        if dt is not D.int64:
+            raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                               f"{dt.scalar_name}")
+        if n > 1:
+            raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {n})")
+    else:
+        if dt is not D.int64:
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        if n > 1:
+            raise RuntimeError("Index has to be a vector/scalar")
     return index
 
 
 def index_select(input, dim, index):
-    return call_op(INDEX_SELECT, (input, _index_arg(index, "index_select")),
-               (_wrap_dim(dim, input.ndim), input._shape))
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, input.ndim)
+    if input.ndim == 0 and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.numel()} value(s)")
+    if input.ndim and index.ndim == 0:  # (a 0-dim index selects as a one-element vector)
+        index = index.reshape(1)
+    r = _index_range(index)
+    n = input._shape[d] if input.ndim else 1
+    if r is not None and (r[0] < 0 or r[1] >= n):
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id="
+                           f"{r[1] if r[1] >= n else r[0]} axis_dim={n}")
+    return call_op(INDEX_SELECT, (input, index), (d, input._shape))
 
 
 @overlap_rule(partial=False)
@@ -215,17 +248,422 @@ def index_add(input, dim, index, source, *, alpha=1):
                (_wrap_dim(dim, input.ndim), alpha))
 
 
+@autocast_op("index_copy")
 @overlap_rule(partial=False)
 def index_copy(input, dim, index, source):
-    return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
-               (_wrap_dim(dim, input.ndim),))
     if source.dtype is not input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {input.dtype.scalar_name} and (source) "
                            f"{source.dtype.scalar_name}")
+    return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
+               (_wrap_dim(dim, input.ndim),))
 
 
 @overlap_rule(internal=False, partial=False)
 def index_fill(input, dim, index, value):
     return call_op(INDEX_FILL, (input, _index_arg(index, "index_fill")),
                (_wrap_dim(dim, input.ndim), value))
+
+
+# ---- value-dependent checks (skipped on tracers) -------------------------------------------
+_ranges = {}  # id(index array) -> (weakref, min, max): an index reused is read back once
+
+
+def _index_range(idx):
+    """(min, max) of a concrete integer index tensor, None if empty or traced."""
+    import weakref
+    import jax
+    import numpy as np
+    arr = idx._value
+    hit = _ranges.get(id(arr))
+    if hit is not None and hit[0]() is arr:
+        return hit[1:]
+    if isinstance(arr, jax.core.Tracer) or arr.size == 0:
+        return None
+    a = np.asarray(arr)
+    if len(_ranges) >= 256:
+        _ranges.clear()
+    out = _ranges[id(arr)] = (weakref.ref(arr), int(a.min()), int(a.max()))
+    return out[1:]
+
+
+def _warn_once(key, message):
+    if key not in _WARNED:
+        import warnings
+        _WARNED.add(key)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+
+_WARNED = set()
+
+
+def _no_complex_grad(name, *tensors):
+    from ..engine.grad_mode import STATE
+    if STATE.grad and any(t.dtype.is_complex for t in tensors) and \
+            any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"{name} does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+
+
+# ---- scatter(reduce=...): torch records a NotImplemented node ------------------------------
+def _as_1d(kernel):
+    """A scatter kernel that also takes 0-dim tensors (as one-element vectors)."""
+    def k(self, index, src, **attrs):
+        if self.ndim:
+            return kernel(self, index, src, **attrs)
+        return kernel(self.reshape(1), index.reshape(1), src.reshape(1), **attrs).reshape(())
+    return k
+
+
+@_as_1d
+def _legacy_k(self, index, src, dim, reduce):
+    idx = _dim_index(index, dim)
+    src = jnp.broadcast_to(src, index.shape) if src.ndim == 0 else \
+        src[tuple(slice(0, n) for n in index.shape)]
+    src = src.astype(self.dtype)
+    return self.at[idx].add(src) if reduce == "add" else self.at[idx].multiply(src)
+
+
+def _not_implemented(grad):
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+SCATTER_REDUCE_ARG = defop("scatter_reduce_arg", _legacy_k, inputs=("self", "index", "src"),
+                           attrs=("dim", "reduce"), node="NotImplemented",
+                           self=_not_implemented, src=_not_implemented)
+SCATTER_VALUE_REDUCE = defop("scatter_value_reduce", _legacy_k,
+                             inputs=("self", "index", "src"), attrs=("dim", "reduce"),
+                             node="NotImplemented", self=_not_implemented)
+
+
+def _grad_edges_only(out):
+    """torch's NotImplemented node has edges only to the inputs that require grad."""
+    for t in out if isinstance(out, tuple) else (out,):
+        fn = t._grad_fn
+        if fn is not None and None in fn._next:
+            fn._next = tuple(e for e in fn._next if e is not None)
+    return out
+
+
+def _scatter_with_reduce(input, d, index, src, reduce):
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        _warn_once("scatter_reduce", "The reduce argument of torch.scatter with Tensor src is "
+                   "deprecated and will be removed in a future PyTorch release. Use "
+                   "torch.scatter_reduce instead for more reduction options.")
+        return _grad_edges_only(call_op(SCATTER_REDUCE_ARG, (input, index, src), (d, reduce)))
+    return call_op(SCATTER_VALUE_REDUCE, (input, index, as_t(src).to(input.dtype)), (d, reduce))
+
+
+# ---- scatter_reduce (ScatterReduceBackward0) ------------------------------------------------
+def _identity(reduce, dt):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if jnp.issubdtype(dt, jnp.inexact):
+        return -jnp.inf if reduce == "amax" else jnp.inf
+    info = jnp.iinfo(dt)
+    return info.min if reduce == "amax" else info.max
+
+
+def _segment_prod(self, at, src):
+    """The product of the src elements sent to each position of self (`at`: their full
+    coordinates), and where any was sent: a segmented scan over src sorted by target,
+    which jax can differentiate (its scatter-multiply it cannot, at repeated targets)."""
+    target = jnp.ravel_multi_index(at, self.shape, mode="clip").reshape(-1)
+    order = jnp.argsort(target, stable=True)
+    t, v = target[order], src.reshape(-1)[order]
+    start = jnp.concatenate([jnp.ones(1, bool), t[1:] != t[:-1]])
+    last = jnp.concatenate([t[1:] != t[:-1], jnp.ones(1, bool)])
+
+    def combine(a, b):
+        return jnp.where(b[1], b[0], a[0] * b[0]), a[1] | b[1]
+    prods, _ = jax.lax.associative_scan(combine, (v, start))
+    spot = jnp.where(last, t, self.size)  # (the segment ends: one per target)
+    flat = jnp.ones(self.size, self.dtype).at[spot].set(prods, mode="drop")
+    hit = jnp.zeros(self.size, bool).at[spot].set(True, mode="drop")
+    return flat.reshape(self.shape), hit.reshape(self.shape)
+
+
+def _reduce_into(self, at, src, reduce, include_self):
+    """self with src reduced into positions `at` (src's full coordinates in self)."""
+    boolean = self.dtype == jnp.bool_
+    if boolean:
+        self, src = self.astype(jnp.int32), src.astype(jnp.int32)
+    src = src.astype(self.dtype)
+    if reduce == "prod":
+        if src.size == 0:
+            return self != 0 if boolean else self
+        prods, hit = _segment_prod(self, at, src)
+        out = jnp.where(hit, (self if include_self else 1) * prods, self)
+        return out != 0 if boolean else out
+    if not include_self:
+        self = self.at[at].set(jnp.asarray(_identity(reduce, self.dtype), self.dtype))
+    if reduce in ("sum", "mean"):
+        out = self.at[at].add(src)
+    elif reduce == "amax":
+        out = self.at[at].max(src)
+    else:
+        out = self.at[at].min(src)
+    if reduce == "mean":
+        n = jnp.full(self.shape, 1 if include_self else 0, self.dtype).at[at].add(
+            jnp.ones(src.shape, self.dtype))
+        n = jnp.where(n == 0, 1, n)
+        out = out / n if jnp.issubdtype(self.dtype, jnp.inexact) else out // n
+    return out != 0 if boolean else out
+
+
+@_as_1d
+def _scatter_reduce_k(self, index, src, dim, reduce, include_self):
+    at = _dim_index(index, dim)
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    return _reduce_into(self, at, src, reduce, include_self)
+
+
+def _sr_self(grad, self, index, src, dim, reduce, include_self, result):
+    """torch's scatter_reduce_backward, self's part."""
+    if reduce == "sum":
+        g = grad
+    elif reduce == "prod":
+        masked = self.masked_fill(self == 0, 1)
+        g = grad * scatter_reduce(masked, dim, index, src, reduce, include_self=include_self) \
+            / masked
+    elif reduce == "mean":
+        n = (grad.new_ones(grad._shape) if include_self else grad.new_zeros(grad._shape)) \
+            .scatter_add(dim, index, src.new_ones(src._shape).to(grad.dtype))
+        g = grad / n.masked_fill(n == 0, 1)
+    else:
+        g = (self == result) * (grad / _distribute(self, index, src, dim, result))
+    return g if include_self else g.scatter(dim, index, 0)
+
+
+def _distribute(self, index, src, dim, result):
+    """amax/amin: how many of self and the scattered src elements equal each result."""
+    at_result = (self == result).to(self.dtype)
+    return at_result.scatter_add(dim, index, (src == result.gather(dim, index)).to(self.dtype))
+
+
+def _sr_src(grad, self, index, src, dim, reduce, include_self, result):
+    """torch's scatter_reduce_backward, src's part (its DelayedError for a double backward
+    through > 1 zeros scattered to one position is not reproduced)."""
+    if reduce == "sum":
+        return grad.gather(dim, index)
+    if reduce == "prod":
+        zero = src == 0
+        n_zeros = self.new_zeros(self._shape).scatter_add(dim, index, zero.to(self.dtype)) \
+            .gather(dim, index)
+        single = zero & (n_zeros == 1)
+        without = scatter_reduce(self, dim, index, src.masked_fill(single, 1), reduce,
+                                 include_self=include_self)
+        return where(single, (grad * without).gather(dim, index),
+                     (grad * result).gather(dim, index) / src.masked_fill(zero, 1))
+    if reduce == "mean":
+        n = (grad.new_ones(grad._shape) if include_self else grad.new_zeros(grad._shape)) \
+            .scatter_add(dim, index, src.new_ones(src._shape).to(grad.dtype))
+        n = n.masked_fill(n == 0, 1)
+        return grad.gather(dim, index) / n.gather(dim, index)
+    value = result.gather(dim, index)
+    return (src == value) * (grad / _distribute(self, index, src, dim, result)).gather(dim, index)
+
+
+SCATTER_REDUCE = defop("scatter_reduce", _scatter_reduce_k, inputs=("self", "index", "src"),
+                       attrs=("dim", "reduce", "include_self"), self=_sr_self, src=_sr_src)
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _check_scatter_shapes(input, index, src, d):
+    if index.ndim != input.ndim or (src.ndim != index.ndim and index.numel()):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    bad = any(index._shape[i] > src._shape[i] for i in range(index.ndim)) or any(
+        index._shape[i] > input._shape[i] for i in range(index.ndim) if i != d)
+    if bad:
+        raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self "
+                           f"{list(input._shape)} apart from dimension {d} and to be no larger "
+                           f"size than src {list(src._shape)}")
+
+
+def _check_scatter_values(index, input, d):
+    r = _index_range(index)
+    n = input._shape[d] if input.ndim else 1
+    if r is not None and (r[0] < 0 or r[1] >= n):
+        raise RuntimeError(f"index {r[1] if r[1] >= n else r[0]} is out of bounds for dimension "
+                           f"{d} with size {n}")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """torch.scatter_reduce: src reduced into input at `index` along `dim` ("sum", "prod",
+    "mean", "amax", "amin"; include_self=False leaves input's values out).
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1.0, 2.0]).scatter_reduce(0, torch.tensor([0, 0]),
+    ...                                         torch.tensor([5.0, 7.0]), "amax")
+    tensor([7., 2.])
+    """
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    _check_index(index, "scatter")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _wrap_dim(dim, input.ndim)
+    _check_scatter_shapes(input, index, src, d)
+    if input.dtype.is_complex and reduce in ("amax", "amin"):
+        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not "
+                                  f"implemented for '{input.dtype.scalar_name}'")
+    if input.dtype is D.bool_ and reduce == "mean":
+        raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented "
+                                  "for 'Bool'")
+    _check_scatter_values(index, input, d)
+    _no_complex_grad("scatter_reduce", input, src)
+    return call_op(SCATTER_REDUCE, (input, index, src), (d, reduce, bool(include_self)))
+
+
+# ---- index_reduce (IndexReduceBackward0) ----------------------------------------------------
+def _index_reduce_k(self, index, source, dim, reduce, include_self):
+    if self.ndim == 0:
+        self, source, dim = self.reshape(1), source.reshape(1), 0
+        return _index_reduce_k(self, index.reshape(1), source, dim, reduce,
+                               include_self).reshape(())
+    grids = jnp.meshgrid(*[jnp.arange(n) for n in source.shape], indexing="ij")
+    grids[dim] = index.reshape(-1)[grids[dim]]
+    return _reduce_into(self, tuple(grids), source, reduce, include_self)
+
+
+def _ir_parts(grad, self, index, source, dim, reduce, include_self, result):
+    """torch's index_reduce_backward: (self's gradient, source's gradient)."""
+    if reduce == "prod":
+        masked = self.masked_fill(self == 0, 1)
+        g_self = grad * index_reduce(masked, dim, index, source, reduce,
+                                     include_self=include_self) / masked
+        zero = source == 0
+        n_zeros = self.new_zeros(self._shape).index_add(dim, index, zero.to(self.dtype)) \
+            .index_select(dim, index)
+        single = zero & (n_zeros == 1)
+        without = index_reduce(self, dim, index, source.masked_fill(single, 1), reduce,
+                               include_self=include_self)
+        g_src = where(single, (grad * without).index_select(dim, index),
+                      (grad * result).index_select(dim, index) / source.masked_fill(zero, 1))
+    elif reduce == "mean":
+        n = (grad.new_ones(grad._shape) if include_self else grad.new_zeros(grad._shape)) \
+            .index_add(dim, index, source.new_ones(source._shape).to(grad.dtype))
+        n = n.masked_fill(n == 0, 1)
+        g_self, g_src = grad / n, grad.index_select(dim, index) / n.index_select(dim, index)
+    else:
+        value = result.index_select(dim, index)
+        self_is = (self == result).to(self.dtype)
+        src_is = (source == value).to(self.dtype)
+        spread = grad / self_is.index_add(dim, index, src_is)
+        g_self, g_src = self_is * spread, src_is * spread.index_select(dim, index)
+    return (g_self if include_self else g_self.index_fill(dim, index, 0)), g_src
+
+
+INDEX_REDUCE = defop("index_reduce", _index_reduce_k, inputs=("self", "index", "source"),
+                     attrs=("dim", "reduce", "include_self"),
+                     self=lambda grad, self, index, source, dim, reduce, include_self, result:
+                     _ir_parts(grad, self, index, source, dim, reduce, include_self, result)[0],
+                     source=lambda grad, self, index, source, dim, reduce, include_self, result:
+                     _ir_parts(grad, self, index, source, dim, reduce, include_self, result)[1])
+
+
+@overlap_rule(partial=False)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """torch.index_reduce (beta): source's slices reduced into input's at `index` along
+    `dim` ("prod", "mean", "amax", "amin").
+
+    >>> import eagergrad as torch
+    >>> torch.ones(3).index_reduce(0, torch.tensor([0, 0]), torch.tensor([2.0, 3.0]), "prod")
+    tensor([6., 1., 1.])
+    """
+    _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {index.dtype.scalar_name} and size: "
+                         f"{list(index._shape)}")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{index.dtype.scalar_name}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({input.dtype.scalar_name}) and source "
+                           f"({source.dtype.scalar_name}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"index_reduce_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.ndim}")
+    n = source._shape[d] if source.ndim else 1
+    if index.numel() != n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be "
+                           f"equal to source.size(dim): ({n}), for dim: {d}")
+    a, b = list(input._shape), list(source._shape)
+    if a and b:
+        del a[d], b[d]
+    if a != b:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input._shape)} "
+                           f"source.shape = {list(source._shape)}")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"index_func_\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    r = _index_range(index)
+    if r is not None and (r[0] < 0 or r[1] >= (input._shape[d] if input.ndim else 1)):
+        raise IndexError("index out of range in self")
+    return call_op(INDEX_REDUCE, (input, index, source), (d, reduce, bool(include_self)))
+
+
+# ---- put (PutBackward0; take is in tensor_ops.py) ----------------------------------------------
+def _flat_index(index, numel):
+    i = index.reshape(-1)
+    return jnp.where(i < 0, i + numel, i)
+
+
+def _put_k(self, index, source, accumulate):
+    flat = self.reshape(-1)
+    i = _flat_index(index, flat.size)
+    s = source.reshape(-1).astype(self.dtype)
+    out = flat.at[i].add(s) if accumulate else flat.at[i].set(s)
+    return out.reshape(self.shape)
+
+
+PUT = defop("put", _put_k, inputs=("self", "index", "source"), attrs=("accumulate",),
+            self=lambda grad, index, source, accumulate: grad if accumulate else
+            put(grad, index, source.new_zeros(source._shape).to(grad.dtype)),
+            source=lambda grad, index, source: grad.take(index).reshape(source._shape))
+
+
+def _check_flat_index(index, numel, name):
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{index.dtype.scalar_name}")
+    r = _index_range(index)
+    if r is not None and (r[0] < -numel or r[1] >= numel):
+        bad = r[1] if r[1] >= numel else r[0]
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} "
+                         "elements.")
+
+
+@overlap_rule(partial=False)
+def put(input, index, source, accumulate=False):
+    """torch.put: source's elements written (or added) at flat indices of input.
+
+    >>> import eagergrad as torch
+    >>> torch.zeros(2, 2).put(torch.tensor([3]), torch.tensor([1.0]))
+    tensor([[0., 0.],
+            [0., 1.]])
+    """
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{index.dtype.scalar_name}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {input.dtype.scalar_name} and source.dtype = "
+                           f"{source.dtype.scalar_name}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() "
+                         f"= {index.numel()}")
+    _check_flat_index(index, input.numel(), "put_")
+    return call_op(PUT, (input, index, source), (bool(accumulate),))

@@ -16,6 +16,7 @@ from ..size import format_shape
 from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import Tensor
 from ._args import promote
+from ._autocast import autocast_op
 from ._table import defop, call_op
 
 
@@ -187,9 +188,9 @@ _perm_strides = {}  # (attrs, source strides) -> a transpose's or permute's stri
 
 def _perm_of(attrs, nd):
     if len(attrs) == 2:  # transpose(dim0, dim1)
-        p = list(range(nd))
         if not nd:  # (a 0-d tensor's transpose(0, -1): itself)
             return []
+        p = list(range(nd))
         p[attrs[0]], p[attrs[1]] = p[attrs[1]], p[attrs[0]]
         return p
     return attrs[0]
@@ -412,9 +413,9 @@ def _slice(input, dim, start, end, step=1):
 
 
 def narrow(input, dim, start, length):
-    d = _wrap_dim(dim, input.ndim)
     if not input.ndim:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input.ndim)
     if start < 0:
         start += input._shape[d]
     if start + length > input._shape[d] or length < 0:
@@ -478,9 +479,9 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
-    return call_op(UNBIND, (input,), (_wrap_dim(dim, input.ndim),))
     if not input.ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return call_op(UNBIND, (input,), (_wrap_dim(dim, input.ndim),))
 
 
 # ---- cat / stack (variadic differentiable input) ---------------------------------------
@@ -502,6 +503,7 @@ STACK = defop("stack", lambda *tensors, dim, dtype:
               tensors=lambda grad, dim: grad.unbind(dim))
 
 
+@autocast_op("cat")
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -529,6 +531,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@autocast_op("stack")
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -745,6 +748,7 @@ def _view_as_real(input):
     return call_op(VIEW_AS_REAL, (input,))
 
 
+@autocast_op("view_as_complex")
 def view_as_complex(input):
     if input._shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
@@ -768,11 +772,11 @@ def movedim(input, source, destination):
     nd = input.ndim
     src = [_wrap_dim(d, nd) for d in src]
     dst = [_wrap_dim(d, nd) for d in dst]
+    if not nd:  # torch: a 0-d tensor's movedim(0, 0) is an alias
+        return call_op(ALIAS, (input,))
     order = [d for d in range(nd) if d not in src]
     perm = [None] * nd
     for s, d in zip(src, dst):
-    if not nd:  # torch: a 0-d tensor's movedim(0, 0) is an alias
-        return call_op(ALIAS, (input,))
         perm[d] = s
     it = iter(order)
     perm = [p if p is not None else next(it) for p in perm]

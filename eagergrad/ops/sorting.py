@@ -1,11 +1,16 @@
-"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median.
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode.
 
 NOTE [ties]: the indices torch returns at ties decide where the gradient goes, so the
 kernels reproduce torch CPU's choice, not just some valid one:
 - sort is stable (NaN largest: last ascending, first descending), as torch's
   std::stable_sort, and as its std::sort for up to 16 elements per row (an insertion
   sort); its unstable sort of longer rows with ties is not reproduced.
-- median(dim) takes the ((n - 1) // 2)-th element of the stable order, or the first NaN.
+- median(dim) takes the ((n - 1) // 2)-th element of the stable order, or the first NaN;
+  nanmedian(dim) the ((n - nans - 1) // 2)-th of the non-NaN ones, and in an all-NaN row
+  the index std::nth_element leaves first among n equivalent elements (_nth_all_equal).
+- mode sorts (value, index) pairs by value with std::sort (an insertion sort up to 16
+  elements, so ties keep their order; NaNs compare false) and takes the last index of
+  the first longest run.
 - kthvalue runs torch's own quickselect (_quick_select), swap for swap.
 - topk runs what torch's topk_impl_loop runs, as libstdc++ implements it: std::partial_sort
   (a heap) when k * 64 <= n, else std::nth_element (introselect) and std::sort of the
@@ -226,7 +231,7 @@ def _partial_sort(v, ix, k, comp):
     return lax.fori_loop(0, k - 1, pop, (v, ix))
 
 
-def _std_sort(v, ix, n, comp):
+def _std_sort(v, ix, n, comp, final=None):
     """std::sort (libstdc++'s introsort) of v[:n]: partitions down to ranges of at most 16,
     then one insertion sort. The ranges are disjoint, so an explicit stack may take them
     in any order; the heapsort fallback at the depth limit is not reproduced."""
@@ -248,6 +253,8 @@ def _std_sort(v, ix, n, comp):
         z = jnp.zeros(cap, jnp.int64)
         v, ix, *_ = lax.while_loop(lambda s: s[5] > 0, step,
                                    (v, ix, z, z.at[0].set(n), z.at[0].set(depth), 1))
+    if final is not None:  # (libstdc++'s own final insertion sort: _final_insertion_sort)
+        return final(v, ix, n, comp)
     return _insertion_sort(v, ix, 0, n, comp)
 
 
@@ -426,3 +433,157 @@ def median(input, dim=_UNSET, keepdim=False):
     _not_impl(input, "median_out")
     d = _reduce_dim(input, dim, "median")
     return _Median(call_op(MEDIAN_DIM, (input,), (d, keepdim, input._shape)))
+
+
+# ---- nanmedian, mode ---------------------------------------------------------------------
+_Nanmedian, _Mode = _return_type("nanmedian"), _return_type("mode")
+
+
+def _nth_all_equal(n):
+    """The original index libstdc++'s std::nth_element leaves at position 0 of n
+    equivalent elements (its introselect's median-of-three and Hoare partitions, with
+    every comparison false): torch's nanmedian index in an all-NaN row."""
+    idx = list(range(n))
+    first, last = 0, n
+    while last - first > 3:
+        mid = first + (last - first) // 2
+        idx[first], idx[mid] = idx[mid], idx[first]
+        lo, hi = first + 1, last
+        while True:
+            hi -= 1
+            if not lo < hi:
+                break
+            idx[lo], idx[hi] = idx[hi], idx[lo]
+            lo += 1
+        if lo <= 0:
+            first = lo
+        else:
+            last = lo
+    return idx[0]
+
+
+def _nanmedian_dim_k(self, dim, keepdim, self_sym_sizes):
+    if self.ndim == 0:
+        return self, jnp.zeros((), jnp.int64)
+    n = self.shape[dim]
+    nan = _isnan(self)
+    count = n - jnp.sum(nan, axis=dim, keepdims=True)
+    k = jnp.maximum(count - 1, 0) // 2
+    order = jnp.argsort(self, axis=dim, stable=True)  # (NaN last)
+    i = jnp.take_along_axis(order, k, axis=dim).squeeze(dim)
+    i = jnp.where(count.squeeze(dim) == 0, _nth_all_equal(n), i)
+    return _by_index(self, i.astype(jnp.int64), dim, keepdim)
+
+
+def _nanmedian_k(self):
+    flat = jnp.sort(self.reshape(-1))
+    if flat.shape[0] == 0:
+        return jnp.array(jnp.nan, self.dtype)
+    count = flat.shape[0] - jnp.sum(_isnan(flat))
+    return flat[jnp.maximum(count - 1, 0) // 2]
+
+
+NANMEDIAN = defop("nanmedian", _nanmedian_k, node="NanmedianBackward0", self=_evenly)
+NANMEDIAN_DIM = defop("nanmedian_dim", _nanmedian_dim_k,
+                      attrs=("dim", "keepdim", "self_sym_sizes"), outputs=("values", "indices"),
+                      nondiff=(1,), node="NanmedianBackward1", self=_select)
+
+
+def nanmedian(input, dim=_UNSET, keepdim=False):
+    """torch.nanmedian: median ignoring NaNs (NaN only when all are).
+
+    >>> import eagergrad as torch
+    >>> torch.nanmedian(torch.tensor([1.0, float("nan"), 3.0, 2.0]))
+    tensor(2.)
+    """
+    if dim is _UNSET:
+        _not_impl(input, "median_cpu")
+        return call_op(NANMEDIAN, (input,))
+    _not_impl(input, "median_out")
+    d = _reduce_dim(input, dim, "median")
+    return _Nanmedian(call_op(NANMEDIAN_DIM, (input,), (d, keepdim, input._shape)))
+
+
+def _front_insertion(v, ix, first, last, comp):
+    """libstdc++'s __insertion_sort: an element below the first goes to the front at
+    once, others move left while below their neighbour (the same for a strict weak order;
+    not with NaNs, which compare false)."""
+    pos = jnp.arange(v.shape[0])
+
+    def outer(i, s):
+        v, ix = s
+        x, xi = v[i], ix[i]
+        shift = (pos > first) & (pos <= i)
+        fv = jnp.where(shift, v[jnp.maximum(pos - 1, 0)], v).at[first].set(x)
+        fix = jnp.where(shift, ix[jnp.maximum(pos - 1, 0)], ix).at[first].set(xi)
+
+        def inner(t):
+            v, ix, j = t
+            return v.at[j].set(v[j - 1]), ix.at[j].set(ix[j - 1]), j - 1
+        lv, lix, j = lax.while_loop(lambda t: (t[2] > first) & comp(x, t[0][t[2] - 1]),
+                                    inner, (v, ix, i))
+        lv, lix = lv.at[j].set(x), lix.at[j].set(xi)
+        front = comp(x, v[first])
+        return jnp.where(front, fv, lv), jnp.where(front, fix, lix)
+    return lax.fori_loop(first + 1, last, outer, (v, ix))
+
+
+def _final_insertion(v, ix, n, comp):
+    """libstdc++'s __final_insertion_sort: the first 16 as __insertion_sort, the rest
+    moved left while below their neighbour."""
+    v, ix = _front_insertion(v, ix, 0, min(n, 16), comp)
+
+    def outer(i, s):
+        v, ix = s
+        x, xi = v[i], ix[i]
+
+        def inner(t):
+            v, ix, j = t
+            return v.at[j].set(v[j - 1]), ix.at[j].set(ix[j - 1]), j - 1
+        v, ix, j = lax.while_loop(lambda t: (t[2] > 0) & comp(x, t[0][t[2] - 1]), inner,
+                                  (v, ix, i))
+        return v.at[j].set(x), ix.at[j].set(xi)
+    return lax.fori_loop(16, n, outer, (v, ix)) if n > 16 else (v, ix)
+
+
+def _mode_row(v):
+    n = v.shape[0]
+    ix = jnp.arange(n, dtype=jnp.int64)
+    v, ix = _std_sort(v, ix, n, lambda a, b: a < b, final=_final_insertion)
+    differ = v[1:] != v[:-1]  # (NaN differs from everything)
+    start = jnp.concatenate([jnp.ones(1, bool), differ])
+    end = jnp.concatenate([differ, jnp.ones(1, bool)])
+    pos = jnp.arange(n)
+    run_start = lax.cummax(jnp.where(start, pos, 0))
+    best = jnp.argmax(jnp.where(end, pos - run_start + 1, 0))  # (the first longest run)
+    return ix[best]
+
+
+def _mode_k(self, dim, keepdim, self_sym_sizes):
+    if self.ndim == 0:
+        return self, jnp.zeros((), jnp.int64)
+    if self.size == 0:
+        shape = self.shape[:dim] + ((1,) if keepdim else ()) + self.shape[dim + 1:]
+        return jnp.zeros(shape, self.dtype), jnp.zeros(shape, jnp.int64)
+    r, lead = _rows(self, dim)
+    i = jax.vmap(_mode_row)(lax.stop_gradient(r)).reshape(lead)
+    return _by_index(self, i, dim, keepdim)
+
+
+MODE = defop("mode", _mode_k, attrs=("dim", "keepdim", "self_sym_sizes"),
+             outputs=("values", "indices"), nondiff=(1,), self=_select,
+             complex_error=(NotImplementedError, "\"mode_cpu\" not implemented for '{}'"))
+
+
+def mode(input, dim=-1, keepdim=False):
+    """torch.mode: the most frequent value along `dim` (the smallest at a tie) and an
+    index of it (the last one, for rows of up to 16 elements).
+
+    >>> import eagergrad as torch
+    >>> torch.mode(torch.tensor([1.0, 2.0, 2.0, 3.0]))
+    eagergrad.return_types.mode(
+    values=tensor(2.),
+    indices=tensor(2))
+    """
+    d = _reduce_dim(input, dim, "mode")
+    return _Mode(call_op(MODE, (input,), (d, keepdim, input._shape)))

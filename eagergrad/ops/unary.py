@@ -11,6 +11,7 @@ from .. import _dtypes as D
 from .._cache import keyed
 from ._args import float_of, promote
 from ._table import defop, call_op
+from ._autocast import autocast_op
 from ..engine.grad_mode import STATE
 from .pointwise import (_c, _check_broadcast, _CLAMP_COMPLEX, _cpu_kernel, _need_tensors, _no_out,
                         _run, scalar_types, where, _zeros)
@@ -249,6 +250,7 @@ def _complex(real, imag):  # (exported as torch.complex: the builtin stays usabl
     return call_op(COMPLEX, (real, imag))
 
 
+@autocast_op("polar")
 def polar(abs, angle):
     """torch.polar: abs * (cos(angle) + sin(angle) * 1j).
 
