@@ -255,8 +255,14 @@ def index_copy(input, dim, index, source):
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {input.dtype.scalar_name} and (source) "
                            f"{source.dtype.scalar_name}")
-    return call_op(INDEX_COPY, (input, _index_arg(index, "index_copy"), source),
-               (_wrap_dim(dim, input.ndim),))
+    index = _index_arg(index, "index_copy")
+    if input.ndim and source.ndim and source.ndim != input.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({input.ndim})")
+    if not index.ndim and input.ndim:  # (torch: a 0-d index is one index, not a select)
+        index = index.reshape(1)
+    return call_op(INDEX_COPY, (input, index, source), (_wrap_dim(dim, input.ndim),))
 
 
 @overlap_rule(internal=False, partial=False)
