@@ -10,6 +10,7 @@ import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 os.environ.setdefault("EAGERGRAD_COMPILATION_CACHE", "0")
+os.environ.setdefault("EAGERGRAD_OPINFO_DTYPES", "all")
 import conftest  # noqa: F401  (the harness's settings)
 import pytest
 import test_opinfo as T
