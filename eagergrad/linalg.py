@@ -103,7 +103,7 @@ svdvals = _LD.linalg_svdvals
 tensorinv = _LC.linalg_tensorinv
 tensorsolve = _LC.linalg_tensorsolve
 vander = _LC.linalg_vander
-LinAlgError = _DC.LinAlgError
+LinAlgError = _LinAlgError = _DC.LinAlgError  # (_LinAlgError: torch's class name, for pickles)
 solve_triangular = _DC.solve_triangular
 cross = _P.linalg_cross
 

@@ -44,6 +44,23 @@ _CALLS = {
     "bernoulli_": lambda L, x: x.detach().bernoulli_(0.5), "poisson": lambda L, x: L.poisson(x),
     "_standard_gamma": lambda L, x: L._standard_gamma(x),
     "multinomial": lambda L, x: L.multinomial(x, 1),
+    # (the 3-d pools, fractional pools, unpooling, conv_tbc's autograd)
+    "max_pool3d": lambda L, x: L.nn.functional.max_pool3d(x.view(1, 1, 1, 3), 1),
+    "max_pool3d(indices)": lambda L, x: L.nn.functional.max_pool3d(
+        x.view(1, 1, 1, 3), 1, return_indices=True),
+    "avg_pool3d": lambda L, x: L.nn.functional.avg_pool3d(x.view(1, 1, 1, 3), 1),
+    "adaptive_avg_pool3d": lambda L, x: L.nn.functional.adaptive_avg_pool3d(
+        x.view(1, 1, 1, 3), (1, 1, 2)),
+    "adaptive_max_pool3d": lambda L, x: L.nn.functional.adaptive_max_pool3d(
+        x.view(1, 1, 1, 3), 1),
+    "fractional_max_pool2d": lambda L, x: L.nn.functional.fractional_max_pool2d(
+        x.view(1, 1, 3), 1, output_size=1, _random_samples=L.zeros(1, 1, 2, dtype=x.dtype)),
+    "max_unpool2d": lambda L, x: L.nn.functional.max_unpool2d(
+        x.view(1, 1, 3), L.tensor([[[0, 1, 2]]]), 1),
+    "max_unpool3d": lambda L, x: L.nn.functional.max_unpool3d(
+        x.view(1, 1, 1, 3), L.tensor([[[[0, 1, 2]]]]), 1),
+    "conv_tbc(autograd)": lambda L, x: L.conv_tbc(x.view(3, 1, 1), x[:, :1].view(1, 1, 1),
+                                                   x[0, :1]),
 }
 
 

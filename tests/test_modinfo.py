@@ -19,11 +19,11 @@ Entries eagergrad does not run are in MODULE_SKIPS with the reason;
 of an entry that take a path eagergrad refuses on purpose are in INPUT_SKIPS (a predicate
 and the reason), and those inputs are checked to raise NotImplementedError.
 
-The database holds about 5,500 inputs over these dtypes and modes, most of them
-LinearCrossEntropyLoss's (857 per dtype and mode) and the transformers' (40-70): every
-new shape compiles, so the suite runs SAMPLES of each (entry, dtype, mode)'s inputs,
-spread evenly over its list (`spread`, as test_opinfo.py's), which keeps the file near
-five minutes on one core. `EAGERGRAD_MODINFO_SAMPLES=all` runs them all.
+The database holds about 4,100 inputs over these dtypes and modes, most of them
+LinearCrossEntropyLoss's (857 per dtype) and the transformers' and losses' (30-100): every
+new shape compiles, so the suite runs SAMPLES of each (entry, dtype, mode)'s inputs (about
+850 in all), spread evenly over its list (`spread`, as test_opinfo.py's), which keeps the
+file near four minutes on one core. `EAGERGRAD_MODINFO_SAMPLES=all` runs them all.
 """
 import dataclasses
 import os

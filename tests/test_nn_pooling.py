@@ -18,14 +18,17 @@ from conftest import same, same_error
 
 import eagergrad as eg
 
-# attributes eagergrad's existing nodes show beyond torch's, or otherwise (not this slice's
-# ops): MeanBackward1 / SqueezeBackward1 keep their dims normalized ((1, 2, 3), (2,)) where
-# torch keeps them as given (-1, -2, -3 / -2, shown as unsigned 64-bit wraps); ViewBackward0
-# shows a _saved_size torch's does not
-_EXTRA = {"_saved_dtype", ("AddBackward1", "_saved_other"), ("MeanBackward1", "_saved_dim"),
-          ("SqueezeBackward1", "_saved_dim"), ("ViewBackward0", "_saved_size")}
-_walk = functools.partial(walk, extra=_EXTRA)
-_saved = functools.partial(saved, extra=_EXTRA)
+# the nodes of this slice's ops: their saved values are compared; other nodes in the graphs
+# (composites' views, reductions, losses) by name only (their own tests check their values)
+_MINE = ("MaxPool3D", "AvgPool3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "FractionalMaxPool",
+         "MaxUnpool", "ChannelShuffle", "ConvTbc", "CrossMapLRN2d", "MaxPool2D", "AvgPool2D")
+
+
+def _saved_if_mine(fn):
+    return saved(fn) if fn.name().startswith(_MINE) else {}
+
+
+_walk = functools.partial(walk, saved_of=_saved_if_mine)
 
 
 def _x(L, seed, *shape, dtype="float64", rg=True):
@@ -269,6 +272,7 @@ UNPOOL_ERRORS = [
      ValueError),
     (lambda F, o, i: F.max_unpool2d(o, i, 2, output_size=(7,)), "should be a sequence",
      ValueError),
+    # (which invalid index torch reports depends on its threads: the message's start only)
     (lambda F, o, i: F.max_unpool2d(o, i * 100, 2), "Found an invalid max index", RuntimeError),
     (lambda F, o, i: F.max_unpool2d(o, i.int(), 2), "should be type int64", RuntimeError),
     (lambda F, o, i: F.max_unpool2d(o, i[:1], 2), "Expected shape of indices", RuntimeError),
@@ -291,14 +295,7 @@ def test_max_unpool_errors(k):
         F = L.nn.functional
         o, i = F.max_pool2d(_x(L, 1, 2, 3, 7, 6, rg=False), 2, return_indices=True)
         return fn(F, o, i)
-    same_error(f, phrase, exc)
-
-
-def test_max_unpool_reports_the_last_invalid_index():
-    def f(L):
-        i = L.tensor([[[[0, 50], [3, 70]]]])
-        return L.nn.functional.max_unpool2d(L.ones(1, 1, 2, 2), i, 2)
-    same_error(f, "Found an invalid max index: 70")
+    same_error(f, phrase, exc, messages="invalid max index" not in phrase)
 
 
 # ---- fractional max pooling --------------------------------------------------------------------
@@ -563,16 +560,27 @@ def test_adaptive_log_softmax_matches_torch():
         m = copy_weights(L, L.nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 7], div_value=2.0,
                                                             head_bias=True), 2,
                          dtype="float64").double()
-        x = _x(L, 3, 6, 8)
-        t = L.tensor([0, 4, 11, 2, 7, 9])
+        x = _x(L, 3, 7, 8)
+        t = L.tensor([0, 4, 11, 2, 5, 9, 8])
         out = m(x, t)
+        graph = _walk(out.loss.grad_fn)
         out.loss.backward()
         grads = {k: p.grad for k, p in m.named_parameters()}
-        x1 = _x(L, 4, 8)
-        o1 = m(x1, L.tensor(5))
-        return (repr(m), type(out).__name__, out._fields, out.output, out.loss,
-                _walk(out.loss.grad_fn), grads, x.grad, o1, m.log_prob(x.detach()),
-                m.predict(x.detach()), m.predict(_x(L, 9, 5, 8, rg=False) * 10))
+        return (repr(m), type(out).__name__, out._fields, out.output, out.loss, graph, grads,
+                x.grad, m.log_prob(x.detach()), m.predict(x.detach()),
+                m.predict(_x(L, 9, 5, 8, rg=False) * 10))
+    same(f)
+
+
+def test_adaptive_log_softmax_unbatched():
+    """One target: nonzero().squeeze() gives a 0-d index to index_copy_ / index_fill_."""
+    def f(L):
+        m = copy_weights(L, L.nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 7]), 2,
+                         dtype="float64").double()
+        x = _x(L, 4, 8)
+        out = m(x, L.tensor(5))
+        out.loss.backward()
+        return tuple(out), x.grad
     same(f)
 
 

@@ -85,5 +85,9 @@ CUDA_AMP = types.ModuleType("eagergrad.cuda.amp", "torch.cuda.amp (deprecated: t
 CUDA_AMP.__dict__.update(autocast=CudaAutocast, GradScaler=CudaGradScaler,
                          custom_fwd=custom_fwd, custom_bwd=custom_bwd, OptState=OptState,
                          amp_definitely_not_available=amp_definitely_not_available)
+for _m in (CPU_AMP, CUDA_AMP):  # pickles find the classes where their namespace is
+    for _v in vars(_m).values():
+        if isinstance(_v, type) and _v.__module__ == __name__:
+            _v.__module__ = _m.__name__
 for _m in (CPU_AMP, CUDA_AMP):  # (found by the import system: `from torch.cuda.amp import ...`)
     _m.__spec__ = importlib.machinery.ModuleSpec(_m.__name__, None)

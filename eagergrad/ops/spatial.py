@@ -348,10 +348,20 @@ def _check_adaptive_max(input, output_size):
                 "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
                 f"dimensions, but input has sizes [{', '.join(str(s) for s in input.shape)}] "
                 f"with dimension {d} being empty")
+    _check_output_dims(input, output_size)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError("\"adaptive_max_pool2d\" not implemented for "
                                   f"'{input.dtype.scalar_name}'")
     return _adaptive_max_pool2d(input, output_size)
+
+
+def _check_output_dims(input, output_size):
+    """ATen's error for an output with a negative size (made after the op's checks)."""
+    shape = tuple(input.shape[:input.ndim - len(output_size)]) + tuple(output_size)
+    bad = [s for s in shape if s < 0]
+    if bad:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad[0]}: "
+                           f"[{', '.join(str(s) for s in shape)}]")
 
 
 # ---- embedding_bag ---------------------------------------------------------------------------

@@ -142,8 +142,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
     >>> import eagergrad as torch
     >>> torch.nn.functional.local_response_norm(torch.ones(1, 2, 1), 2, alpha=1.0, beta=1.0)
-    tensor([[[0.5000],
-             [0.6667]]])
+    tensor([[[0.6667],
+             [0.5000]]])
     """
     dim = input.dim()
     if dim < 3:

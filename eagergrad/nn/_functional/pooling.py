@@ -15,7 +15,7 @@ from ...ops.conv import _adaptive_avg_pool2d, _avg_pool2d, _max_pool2d_with_indi
 from ...ops.pooling import (_adaptive_avg_pool3d, _adaptive_max_pool3d, _avg_pool3d,
                             _check_samples_grad, _fractional_max_pool, _max_pool3d_with_indices,
                             _max_unpool, _values_of)
-from ...ops.spatial import _check_adaptive_max
+from ...ops.spatial import _check_adaptive_max, _check_output_dims
 from ...ops.spatial import adaptive_max_pool1d as _adaptive_max_pool1d
 from ._utils import _dims, _tuple
 
@@ -177,6 +177,7 @@ def adaptive_avg_pool2d(input, output_size):
     >>> torch.nn.functional.adaptive_avg_pool2d(torch.arange(16.).view(1, 1, 4, 4), 1)
     tensor([[[[7.5000]]]])
     """
+    output_size = _list_with_default(output_size, input.size())
     size = _tuple(output_size, 2) if isinstance(output_size, int) else tuple(output_size)
     if len(size) == 1:
         size = size * 2
@@ -454,6 +455,7 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
                                f"with dimension {i} being empty")
     if len(size) != 3:
         raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    _check_output_dims(input, size)
     _check_dtype(input, "adaptive_max_pool3d_cpu", ints=False)
     return _adaptive_max_pool3d(input, size)
 
@@ -464,7 +466,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
     >>> import eagergrad as torch
     >>> torch.nn.functional.adaptive_max_pool3d(torch.arange(8.).view(1, 2, 2, 2), (1, 2, 1))
-    tensor([[[[3.],
+    tensor([[[[5.],
               [7.]]]])
     """
     out = adaptive_max_pool3d_with_indices(input, output_size)
@@ -716,7 +718,7 @@ def _check_unpool(nd, input, indices, output_size, stride=None, padding=None):
     if idx is not None:
         plane = math.prod(output_size)
         bad = np.flatnonzero((idx < 0) | (idx >= plane))
-        if bad.size:  # (ATen's loop reports the last one it meets)
+        if bad.size:  # (ATen's threads report one of them; one thread, the last)
             sizes = "x".join(str(s) for s in output_size)
             raise RuntimeError(f"Found an invalid max index: {idx.flat[bad[-1]]} (output volumes "
                                f"are of size {sizes})")

@@ -161,8 +161,8 @@ class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
     """An InstanceNorm3d whose num_features comes from the first input.
 
     >>> import eagergrad as torch
-    >>> torch.nn.LazyInstanceNorm3d(affine=False)(torch.ones(2, 1, 1, 2)).shape
-    torch.Size([2, 1, 1, 2])
+    >>> torch.nn.LazyInstanceNorm3d(affine=False)(torch.ones(2, 3, 1, 1, 2)).shape
+    torch.Size([2, 3, 1, 1, 2])
     """
 
     cls_to_become = InstanceNorm3d
