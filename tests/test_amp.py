@@ -633,6 +633,7 @@ def test_no_grad_and_inference_mode():
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_func_transforms():
     def f(L, log):
         w = P(L, 0, 3, 4, rg=False)
@@ -775,6 +776,7 @@ def _mlp(L, seed=0):
     return copy_weights(L, m, seed)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_grad_scaler_float32_steps():
     """GradScaler over float32 gradients (no autocast): scaling, unscaling (in float64's
     reciprocal, as torch), the inf check, backoff, growth every growth_interval steps and
@@ -809,6 +811,7 @@ def test_grad_scaler_float32_steps():
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_grad_scaler_float16_autocast():
     """float16 autocast and GradScaler: the scale values and skipped steps are torch's
     exactly (an injected inf at step 3, natural float16 overflow from a too large initial

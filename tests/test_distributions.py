@@ -287,6 +287,7 @@ def test_kl_divergence_as_torch(pair):
     same(f, quiet=True)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_kl_divergence_errors_as_torch():
     def f(L, log):
         D = L.distributions
@@ -444,6 +445,7 @@ def _weights(L, x):
     return L.tensor(np.linspace(0.5, 1.5, x.numel()).reshape(tuple(x.shape)), dtype=x.dtype)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_rsample_of_gamma_beta_dirichlet_is_differentiable_as_torch():
     def f(L):
         D = L.distributions

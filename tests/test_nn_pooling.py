@@ -188,6 +188,7 @@ def test_lp_pool_matches_torch(kind):
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_local_response_norm_matches_torch():
     def f(L):
         res = []
@@ -203,6 +204,7 @@ def test_local_response_norm_matches_torch():
                "Expected 3D or higher dimensionality", ValueError)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_cross_map_lrn2d_matches_torch():
     """torch's legacy Function: its forward (channel 0 stays in every window, as its loop
     has it) and its hand-written backward (CrossMapLRN2dBackward)."""
@@ -518,6 +520,7 @@ def test_lazy_norm_loads_a_state_dict():
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_conv_tbc_matches_torch():
     def f(L):
         res = []
@@ -555,6 +558,7 @@ def test_conv_tbc_errors(k):
 
 
 # ---- losses, containers ------------------------------------------------------------------------
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_adaptive_log_softmax_matches_torch():
     def f(L):
         m = copy_weights(L, L.nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 7], div_value=2.0,

@@ -332,6 +332,7 @@ def test_shapes_dtypes_and_graphs_as_torch(name):
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_the_samplers_torch_does_not_differentiate_give_zeros():
     def f(L):
         x = L.tensor([0.5, 1.0, 2.0], requires_grad=True)
@@ -387,6 +388,7 @@ def test_in_place_samplers_are_methods_of_the_class():
     assert _eq(eg.zeros(3).cauchy_(), a)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_samplers_under_a_jax_trace():
     import jax
     _seed(0)
@@ -492,6 +494,7 @@ def test_errors_as_torch(name):
     same_error(fn, "", exc)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_backward_through_samplers_torch_does_not_differentiate():
     def f(L, log):
         x = L.tensor([0.5, 1.0], requires_grad=True)

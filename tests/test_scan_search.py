@@ -345,6 +345,7 @@ def test_bincount_values():
     same(f)
 
 
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_histc_histogram_values():
     def f(m):
         x = _x(m, 200, seed=3)
@@ -423,6 +424,7 @@ def test_var_mean_degrees_of_freedom_warning():
 
 
 # ---- layout and versions: in-place steps of ATen's composites, in-place methods -------------
+@pytest.mark.slow  # (seconds in the fast tier)
 def test_quantile_layout():
     def f(m):
         x = _x(m, 3, 4, dtype="float64")
