@@ -462,7 +462,7 @@ def test_worker_error_carries_the_worker_traceback():
 @pytest.mark.parametrize("how", ["kill", "exit"])
 def test_dead_worker_is_reported_at_once(how):
     """torch's errors for a worker killed by a signal or ending on its own, within moments
-    (measured ~0.05 s; 2 s leave room for a loaded machine)."""
+    (measured ~0.05 s; 3 s leave room for a loaded machine)."""
     class Dying:
         def __getitem__(self, i):
             if i == 3:
@@ -481,7 +481,7 @@ def test_dead_worker_is_reported_at_once(how):
     with pytest.raises(RuntimeError) as info:
         for _ in it:
             pass
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 3.0
     assert str(info.value) == f"DataLoader worker (pid(s) {pid}) exited unexpectedly"
     assert str(info.value.__cause__) == (
         f"DataLoader worker (pid {pid}) is killed by signal: Killed. " if how == "kill" else
@@ -536,12 +536,12 @@ def test_del_of_a_persistent_loader_ends_its_workers():
 def test_timeout():
     """torch's error after `timeout` seconds without a batch (message checked against
     torch's; timing out torch's workers costs seconds more at its shutdown)."""
-    it = iter(eg.utils.data.DataLoader(_Stuck(), num_workers=1, timeout=0.3))
+    it = iter(eg.utils.data.DataLoader(_Stuck(), num_workers=1, timeout=1.0))
     assert [next(it).item(), next(it).item()] == [0, 1]
     start = time.perf_counter()
-    with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 0.3 seconds$"):
+    with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 1.0 seconds$"):
         next(it)
-    assert 0.29 < time.perf_counter() - start < 2.0
+    assert 0.99 < time.perf_counter() - start < 4.0
 
 
 _EXIT_SCRIPT = """

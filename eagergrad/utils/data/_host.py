@@ -138,12 +138,13 @@ def _sites():
 
 
 def _stop_jax():
-    """The last line: jax refuses to lower or compile, and the caches of its jitted
-    functions are emptied, so that any jax computation left (a jax function kept in a
-    closure, the dataset's own jax code) raises in the child instead of hanging, compiled
-    in the parent or not (lowering hangs too, on MLIR's thread pool, left in the parent).
-    Reading an array stays possible. Best effort: jax's private names (jax 0.10), all of
-    jax's caches cleared where one is missing."""
+    """The last line: jax refuses to lower or compile, and to execute what the parent
+    compiled, so that any jax computation left (a jax function kept in a closure, the
+    dataset's own jax code) raises in the child instead of hanging (lowering hangs too, on
+    MLIR's thread pool, left in the parent; a compiled kernel on its thread pools).
+    `jax_no_execution` is part of the key of jax's caches of compiled functions: every call
+    misses them (emptying them instead destroys each executable: seconds in a process that
+    compiled thousands). Best effort: jax's private names (jax 0.10)."""
     import jax
 
     def refused(*args, **kwargs):
@@ -151,22 +152,18 @@ def _stop_jax():
     try:
         from jax._src import compiler, pjit
         from jax._src.interpreters import pxla
-        from jax._src.lib import _jax
     except ImportError:
-        return
-    for mod, name in ((pjit, "_pjit_call_impl_python"), (pxla, "lower_sharding_computation"),
-                      (compiler, "compile_or_get_cached")):
-        if hasattr(mod, name):
-            setattr(mod, name, refused)
-    caches = [getattr(pjit, n, None) for n in ("_cpp_pjit_cache_fun_only",
-                                               "_cpp_pjit_cache_explicit_attributes")]
-    clear_all = getattr(getattr(_jax, "PjitFunctionCache", None), "clear_all", None)
-    if None in caches or clear_all is None:
-        jax.clear_caches()  # (~0.1 s: it also empties the tracing caches)
-        return
-    for c in caches:
-        c.clear()
-    clear_all()
+        pass
+    else:
+        for mod, name in ((pjit, "_pjit_call_impl_python"),
+                          (pxla, "lower_sharding_computation"),
+                          (compiler, "compile_or_get_cached")):
+            if hasattr(mod, name):
+                setattr(mod, name, refused)
+    try:
+        jax.config.update("jax_no_execution", True)
+    except AttributeError:  # (an older jax: its caches emptied instead)
+        jax.clear_caches()
 
 
 class _HostKey:
