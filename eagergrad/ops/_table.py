@@ -707,6 +707,10 @@ def _forward_tangents(op, tensors, attrs, outs):
     except (NotImplementedError, TypeError) as e:  # jax has no jvp rule for the kernel
         if "jvp" not in str(e) and "Differentiation rule" not in str(e):
             raise
+        if op.Node.__name__ == "NotImplemented":  # torch: no derivative at all
+            raise NotImplementedError(
+                f"Trying to use forward AD with aten::{op.name} that does not support it."
+            ) from None
         raise NotImplementedError(
             f"Trying to use forward AD with {op.name} that does not support it because it has "
             "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"

@@ -16,6 +16,7 @@ once more). The same `apply` tells the formula which output gradients torch woul
 undefined (a formula sees zeros there): svd_backward and linalg_eig_backward take other
 branches then (svdvals, eigvals), which stay finite at repeated singular values.
 """
+import functools
 import math
 import threading
 import warnings
@@ -175,7 +176,52 @@ def _svd_k(A, full_matrices, compute_uv):
     if not compute_uv:
         empty = jnp.zeros((0,), A.dtype)
         return empty, jnp.linalg.svd(A, compute_uv=False), empty
-    return tuple(jnp.linalg.svd(A, full_matrices=full_matrices))
+    return _svd_uv(A, full_matrices and A.shape[-1] != A.shape[-2])
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _svd_uv(A, full):
+    """U, S, Vh with torch's tangents (jax has no jvp for the full SVD of a non-square A, and
+    gives a complex U the whole phase of each singular pair where torch splits it between
+    U and V): those of the reduced SVD at the first min(m, n) columns of U (rows of Vh),
+    zeros for the rest (any basis of the complement is as good)."""
+    return tuple(jnp.linalg.svd(A, full_matrices=full))
+
+
+@_svd_uv.defjvp
+def _svd_uv_jvp(full, primals, tangents):
+    (A,), (dA,) = primals, tangents
+    U, S, Vh = _svd_uv(A, full)
+    m, n = A.shape[-2:]
+    k = S.shape[-1]
+
+    def mH(x):
+        return jnp.conj(jnp.swapaxes(x, -1, -2))
+    U_k, Vh_k = U[..., :, :k], Vh[..., :k, :]
+    V_k = mH(Vh_k)
+    dP = mH(U_k) @ dA @ V_k  # the tangent in the singular bases
+    dS = jnp.real(jnp.diagonal(dP, axis1=-2, axis2=-1))
+    s_row = S[..., None, :].astype(A.dtype)
+    eye = jnp.eye(k, dtype=bool)
+    diff = S[..., None, :] ** 2 - S[..., :, None] ** 2  # s_j^2 - s_i^2
+    F = jnp.where(eye, 0, 1 / jnp.where(eye, 1, diff)).astype(A.dtype)
+    s_inv = jnp.where(S == 0, 0, 1 / jnp.where(S == 0, 1, S))
+    # i Im(dP_ii) / (2 s_i): half of the phase to U, the other half to V
+    phase = 0.25 * (dP - mH(dP)) * jnp.where(eye, s_inv[..., None, :], 0).astype(A.dtype)
+    dU = U_k @ (F * (dP * s_row + mH(dP * s_row)) + phase)
+    dV = V_k @ (F * (mH(s_row) * dP + mH(mH(s_row) * dP)) - phase)
+    if m > k:
+        dAV = dA @ V_k
+        dU = dU + (dAV - U_k @ (mH(U_k) @ dAV)) / s_row
+    if n > k:
+        dAhU = mH(dA) @ U_k
+        dV = dV + (dAhU - V_k @ (Vh_k @ dAhU)) / s_row
+    dVh = mH(dV)
+    if full and m > k:
+        dU = jnp.concatenate([dU, jnp.zeros(dU.shape[:-1] + (m - k,), dU.dtype)], -1)
+    if full and n > k:
+        dVh = jnp.concatenate([dVh, jnp.zeros(dVh.shape[:-2] + (n - k, n), dVh.dtype)], -2)
+    return (U, S, Vh), (dU, dS, dVh)
 
 
 def _svd_backward(gU, gS, gVh, U, Sv, Vh):
