@@ -326,8 +326,28 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# ---- xdist: one worker per op ------------------------------------------------------------
+# With `-n 2 --dist loadgroup` (the README's command) the tests of one op (every sample,
+# aspect and test file) run in one worker: each worker compiles each kernel anew, and with
+# `load` both workers met every op.
+def _group(item):
+    """The op (or module_db entry) a test exercises, None for the others."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    sample = params.get("sample")
+    if hasattr(sample, "id") and hasattr(sample, "args"):
+        op = params.get("op")  # (test_special_points: its samples' ids are their own)
+        return "op-" + (op if isinstance(op, str) else sample.id.split(":")[0])
+    if item.path.name == "test_modinfo.py" and "name" in params:
+        return "module-" + params["name"]
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks added here)
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     seen = set()
     for item in items:
         if item.get_closest_marker("fast_first") is None:
