@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
+from . import _layouts
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
 from ._mode import CAPTURING, FUNC
@@ -203,20 +204,30 @@ def _const(key, arr, numel):
     return arr
 
 
+def _strided(layout):
+    if layout is not None and layout is not _layouts.strided:
+        raise NotImplementedError(f"eagergrad's tensors are strided: layout={layout} is not "
+                                  "supported")
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    _strided(layout)
     return _filled(0, _size(size), dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    _strided(layout)
     return _filled(1, _size(size), dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
+    _strided(layout)
     return _filled(0, _size(size), dtype, device, requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
+    _strided(layout)
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
         if dtype is D.float64:
@@ -230,6 +241,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 def _like(fn):
     def f(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
           layout=None):
+        _strided(layout)
         return fn(input._shape, dtype=dtype or input.dtype, device=device,
                   requires_grad=requires_grad)
     return f
@@ -245,12 +257,14 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                 requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           layout=None):
     """Values in [start, end) by step, computed as torch does (start + i * step in double).
 
     >>> arange(3)
     tensor([0, 1, 2])
     """
+    _strided(layout)
     if end is None:
         start, end = 0, start
     vals = (start, end, step)
@@ -269,7 +283,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _requiring_grad(_make(arr), requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
+             layout=None):
+    _strided(layout)
     dt = _dt(dtype)
     return _finish(_linspace(start, end, steps, dt), dt, device, requires_grad)
 
@@ -292,13 +308,16 @@ def _linspace(start, end, steps, dt):
     return jnp.asarray(vals.astype(dt.np) if dt.is_differentiable else np.trunc(vals).astype(dt.np))
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
+             layout=None):
+    _strided(layout)
     dt = _dt(dtype)
     return _finish((base ** jnp.linspace(start, end, steps, dtype=jnp.float64)).astype(dt.np),
                    dt, device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None):
+    _strided(layout)
     dt = _dt(dtype)
     with jax.ensure_compile_time_eval():
         arr = jnp.eye(n, m, dtype=dt.np)
