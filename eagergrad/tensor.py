@@ -8,6 +8,7 @@ from jax.core import Tracer
 from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 
 from . import _dtypes as D
+from . import _layouts
 from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
 from ._shapes import wrap_dim as _wrap_dim
@@ -230,6 +231,11 @@ class Tensor:
     @property
     def device(self):
         return device_of(self._value)
+
+    @property
+    def layout(self):
+        """torch.strided: eagergrad's tensors are dense."""
+        return _layouts.strided
 
     @property
     def is_cuda(self):
