@@ -153,6 +153,13 @@ def _grad_inputs(conv):
 
 
 # ---- one sample -------------------------------------------------------------------------
+def _describe(sample):
+    """A sample's name, else its input's shape (the input of cat is a list, of zeros a
+    size, of arange a number)."""
+    x = sample.input
+    return sample.name or (tuple(x.shape) if isinstance(x, torch.Tensor) else repr(x)[:60])
+
+
 def _convert(sample):
     conv = Converter()
     args = conv((sample.input, *sample.args))
@@ -177,7 +184,7 @@ def check_sample(eid, op, ours, sample, k, dt, runs):
     assert len(e_leaves) == len(t_leaves), \
         f"sample {k}: {len(e_leaves)} outputs, torch {len(t_leaves)}"
     for j, (e, t) in enumerate(zip(e_leaves, t_leaves)):
-        _close(e, t, eid, f"sample {k} ({sample.name or sample.input.shape}): output {j}")
+        _close(e, t, eid, f"sample {k} ({_describe(sample)}): output {j}")
     if not op.supports_autograd or not dt.is_floating_point and not dt.is_complex:
         return
     pairs = _grad_inputs(conv)
