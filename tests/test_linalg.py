@@ -701,3 +701,33 @@ def test_torch_vander():
         attempt(log, "backward", lambda: L.autograd.grad(L.vander(x).sum(), x))
         attempt(log, "2-D", lambda: L.vander(L.ones(2, 2)))
     same(f)
+
+
+# ---- empty matrices (0 x 0, batched): torch's shapes, dtypes, infos and gradients ------------
+EMPTY = {
+    "det": lambda L, x: L.linalg.det(x), "slogdet": lambda L, x: L.linalg.slogdet(x),
+    "logdet": lambda L, x: L.logdet(x), "inv": lambda L, x: L.linalg.inv(x),
+    "inv_ex": lambda L, x: L.linalg.inv_ex(x), "solve": lambda L, x: L.linalg.solve(x, x),
+    "cholesky": lambda L, x: L.linalg.cholesky(x),
+    "cholesky_ex": lambda L, x: L.linalg.cholesky_ex(x),
+    "cholesky_inverse": lambda L, x: L.cholesky_inverse(x),
+    "lu_factor": lambda L, x: L.linalg.lu_factor(x),
+    "pinv hermitian": lambda L, x: L.linalg.pinv(x, hermitian=True),
+    "eigvals": lambda L, x: L.linalg.eigvals(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY))
+def test_empty_matrices(name):
+    def f(L):
+        out = []
+        for shape in ((0, 0), (2, 0, 0)):
+            x = L.zeros(shape, dtype=L.float64, requires_grad=True)
+            r = EMPTY[name](L, x)
+            r = list(r) if isinstance(r, tuple) else [r]
+            diff = [t for t in r if t.requires_grad]
+            if diff:
+                L.autograd.backward([t.abs().sum() for t in diff])
+            out.append((r, x.grad))
+        return out
+    same(f)

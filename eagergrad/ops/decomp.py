@@ -241,7 +241,15 @@ def _check_errors(info, api, is_matrix):
 # was swapped with row pivots[i]), info is the 1-based index of the first exact zero on
 # U's diagonal (0: none)
 def _lu_info(lu):
-    z = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    return first_zero(jnp.diagonal(lu, axis1=-2, axis2=-1))
+
+
+def first_zero(d):
+    """LAPACK's info from a factor's diagonal d (..., n): the 1-based index of its first
+    exact zero, 0 if none (and for n = 0, an empty matrix)."""
+    if d.shape[-1] == 0:
+        return jnp.zeros(d.shape[:-1], jnp.int32)
+    z = d == 0
     return jnp.where(jnp.any(z, -1), jnp.argmax(z, -1) + 1, 0).astype(jnp.int32)
 
 

@@ -512,6 +512,8 @@ def _cholesky_k(A, upper):
     """(factor, info) as LAPACK's potrf: where the matrix is not positive-definite, the
     partial factor potf2 leaves and the order of the failing minor."""
     a = jnp.conj(jnp.swapaxes(A, -1, -2)) if upper else A
+    if a.shape[-1] == 0:  # (empty matrices: nothing to factor)
+        return a, jnp.zeros(a.shape[:-2], jnp.int32)
     L = jax.lax.linalg.cholesky(a, symmetrize_input=False)
     good = jnp.all(jnp.isfinite(L))
     L, info = jax.lax.cond(good, lambda: (L, jnp.zeros(a.shape[:-2], jnp.int32)),
@@ -701,8 +703,8 @@ def _det_singular(A, d, grad):
 
 def _det_back(grad, result, A, LU, pivots, use_A_T):
     """torch's linalg_det_backward."""
-    if A.numel() == 0:
-        return None
+    if A.numel() == 0:  # (torch's gradient is empty, not undefined)
+        return _make(jnp.zeros(A._shape, A.dtype.np))
     d = _diag_embed(SH.expand(SH.unsqueeze(grad * SH.conj(result), -1), pivots._shape))
     eps = _eps(A)
     if not STATE.grad:  # a non-singular perturbation of the LU factors

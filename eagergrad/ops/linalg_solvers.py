@@ -12,7 +12,8 @@ from . import shape as SH
 from ._autocast import autocast_op
 from ._table import call_op, defop
 from .decomp import (_check_errors, _float_check, _lapack_check, _lapack_layout, _lu_backward, _mH,
-                     _permutation, _return_type, _square_check, linalg_lu_solve, tril, triu)
+                     _permutation, _return_type, _square_check, first_zero, linalg_lu_solve,
+                     tril, triu)
 from .linalg import matmul
 from .linalg_decomp import (_eps, _no_out, _warn_once, linalg_eigvalsh, linalg_svdvals)
 from .pointwise import where
@@ -138,7 +139,7 @@ def _pinv_k(self, atol, rtol, hermitian):
     else:
         V, Sv = jax.lax.linalg.eigh(self, symmetrize_input=False)
         absS = jnp.abs(Sv)
-        max_val = jnp.max(absS, -1, keepdims=True)
+        max_val = jnp.max(absS, -1, keepdims=True, initial=0)
         U = V
     tol = jnp.maximum(atol[..., None], rtol[..., None] * max_val)
     keep = absS > tol
@@ -541,8 +542,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 def _cholesky_inverse_k(self, upper):
     f = jnp.triu(self) if upper else jnp.tril(self)
-    d = jnp.diagonal(f, axis1=-2, axis2=-1) == 0
-    info = jnp.where(jnp.any(d, -1), jnp.argmax(d, -1) + 1, 0).astype(jnp.int32)
+    info = first_zero(jnp.diagonal(f, axis1=-2, axis2=-1))
     eye = jnp.broadcast_to(jnp.eye(f.shape[-1], dtype=f.dtype), f.shape)
     inv = jax.lax.linalg.triangular_solve(f, eye, left_side=True, lower=not upper)
 
