@@ -58,6 +58,7 @@ def _bind():
     Tensor.T = property(S._T)
     Tensor.mT = property(S._mT)
     Tensor.mH = property(S.adjoint)
+    Tensor.H = property(S._H)
     Tensor.real = property(_real)
     Tensor.imag = property(_imag)
     Tensor.new_zeros = _new(0)
@@ -67,7 +68,7 @@ def _bind():
     Tensor.new_tensor = _new_tensor
     for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
                      ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
-                     ("short", D.int16), ("bool", D.bool_), ("byte", D.uint8),
+                     ("short", D.int16), ("char", D.int8), ("bool", D.bool_), ("byte", D.uint8),
                      ("cfloat", D.complex64), ("cdouble", D.complex128)):
         setattr(Tensor, name, _cast(dt))
     for name, key in _OPERATORS.items():

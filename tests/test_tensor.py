@@ -1,6 +1,7 @@
 """Tensor basics vs torch: creation, dtype inference, attributes, repr, conversions,
 devices, views sharing storage and versions, and the jax interop entry points."""
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -513,3 +514,22 @@ def test_select_compiles_one_kernel_for_every_index():
         np.testing.assert_array_equal(x[i].numpy(), torch.tensor(x_np)[i].numpy())
         np.testing.assert_array_equal(x.select(1, i % 2).numpy(), x_np[:, i % 2])
     assert len(SELECT._jit) - before <= 2  # (one per dim at most: dim is static)
+
+
+def test_H_char_and_layout_as_torch():
+    """Tensor.H (a conj-transpose view of a matrix, conj of a 0-d tensor with torch's
+    warning, torch's errors otherwise), Tensor.char() and Tensor.layout."""
+    def f(L, log):
+        x = L.tensor([[1 + 2j, 3j], [4.0, 5 - 1j]], requires_grad=True)
+        h = x.H
+        log.append((h, h._is_view(), h.grad_fn.name()))
+        h.abs().sum().backward()
+        log.append(x.grad)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            log.append(L.tensor(2 + 1j).H)
+        log.append([str(m.message).split(" (Triggered")[0] for m in w])
+        for shape in ((3,), (2, 2, 2)):
+            conftest.attempt(log, shape, lambda: L.zeros(shape).H)
+        log.append((L.tensor([1.7, -3.2]).char(), L.zeros(2).layout is L.strided))
+    conftest.same(f)

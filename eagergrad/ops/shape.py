@@ -2,6 +2,7 @@
 contiguous and dtype conversion. A view op declares `view=` to give its output's
 strides and storage offset, which are torch's."""
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -245,6 +246,19 @@ def _T(input):
 
 def _mT(input):
     return transpose(input, -2, -1)
+
+
+def _H(input):
+    """Tensor.H: a matrix's conjugate transpose (a view); a 0-d tensor's conj (deprecated)."""
+    if input.ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=3)
+        return conj(input)
+    if input.ndim != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor."
+            + (" For batches of matrices, consider using tensor.mH" if input.ndim > 2 else ""))
+    return adjoint(input)
 
 
 def adjoint(input):
