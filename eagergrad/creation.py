@@ -286,8 +286,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
              layout=None):
     _strided(layout)
+    start, end = _scalars("linspace", start, end)
     dt = _dt(dtype)
     return _finish(_linspace(start, end, steps, dt), dt, device, requires_grad)
+
+
+def _scalars(name, start, end):
+    """torch's Tensor overloads of linspace/logspace: 0-d start and end, read as numbers."""
+    out = []
+    for what, v in (("start", start), ("end", end)):
+        if hasattr(v, "_shape"):
+            if v.ndim:
+                raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, "
+                                   f"but got {what} with {v.ndim} dimension(s).")
+            v = v.item()
+        out.append(v)
+    return out
 
 
 def _linspace(start, end, steps, dt):
@@ -311,6 +325,7 @@ def _linspace(start, end, steps, dt):
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
              layout=None):
     _strided(layout)
+    start, end = _scalars("logspace", start, end)
     dt = _dt(dtype)
     return _finish((base ** jnp.linspace(start, end, steps, dtype=jnp.float64)).astype(dt.np),
                    dt, device, requires_grad)

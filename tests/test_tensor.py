@@ -533,3 +533,19 @@ def test_H_char_and_layout_as_torch():
             conftest.attempt(log, shape, lambda: L.zeros(shape).H)
         log.append((L.tensor([1.7, -3.2]).char(), L.zeros(2).layout is L.strided))
     conftest.same(f)
+
+
+def test_overloads_of_to_squeeze_narrow_linspace():
+    """torch's positional non_blocking/copy of Tensor.to, squeeze of a 0-d tensor by a
+    tuple, narrow and linspace/logspace with 0-d tensor arguments, and their errors."""
+    def f(L, log):
+        x = L.arange(6.0).reshape(2, 3)
+        log.append([x.to(L.float32, False, c) is x for c in (False, True)])
+        log.append(x.to("cpu", L.float64, False, True, memory_format=L.preserve_format))
+        log.append((L.tensor(3.0).squeeze((0,)), L.ones(2, 1, 1).squeeze((0, -1)).shape))
+        log.append((x.narrow(1, L.tensor(1), 2), x.narrow(-1, L.tensor(-2), 1)))
+        log.append((L.linspace(L.tensor(1), L.tensor(3), 3), L.logspace(L.tensor(0.5), 2, 4)))
+        conftest.attempt(log, "float start", lambda: x.narrow(1, L.tensor(1.0), 1))
+        conftest.attempt(log, "1-d start", lambda: L.linspace(L.ones(2), 3, 4))
+        conftest.attempt(log, "1-d end", lambda: L.logspace(1, L.ones(2), 4))
+    conftest.same(f)

@@ -170,7 +170,8 @@ def squeeze(input, dim=None):
         d = _wrap_dim(dim, input.ndim)
         dims = (d,) if input.ndim and shape[d] == 1 else ()
         return call_op(SQUEEZE1, (input,), (dims, shape))
-    dims = tuple(sorted(d for d in {_wrap_dim(x, input.ndim) for x in dim} if shape[d] == 1))
+    dims = tuple(sorted(d for d in {_wrap_dim(x, input.ndim) for x in dim}
+                        if input.ndim and shape[d] == 1))
     return call_op(SQUEEZE2, (input,), (dims, shape))
 
 
@@ -429,6 +430,10 @@ def _slice(input, dim, start, end, step=1):
 def narrow(input, dim, start, length):
     if not input.ndim:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):  # (torch's narrow.Tensor: read on the host)
+        if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start.item())
     d = _wrap_dim(dim, input.ndim)
     if start < 0:
         start += input._shape[d]
@@ -580,13 +585,18 @@ def contiguous(input, memory_format=None):
 def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False,
        memory_format=None):
     """Tensor.to(dtype) / .to(device) / .to(other): returns self when nothing changes."""
+    flags = []  # torch's positional non_blocking, copy after the dtype, device or tensor
     for a in args:
-        if isinstance(a, D.dtype):
+        if isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif a is not None:
             device = a
+    if len(flags) > 1:
+        copy = flags[1]
     out = input
     if dtype is not None and D.as_dtype(dtype) is not input.dtype:
         D.warn_if_discarding_imag(input.dtype, D.as_dtype(dtype))
