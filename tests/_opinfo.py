@@ -185,6 +185,8 @@ class Converter:
             return getattr(eg, name)
         if isinstance(x, torch.Generator):
             raise Unconvertible("torch.Generator argument")
+        if isinstance(x, torch.nn.Module):
+            return self.module(x)
         if isinstance(x, tuple) and hasattr(x, "_fields"):
             return type(x)(*map(self, x))
         if isinstance(x, (list, tuple)):
@@ -195,6 +197,19 @@ class Converter:
                           types.MethodDescriptorType)):
             return eg_callable(x)
         return x
+
+    def module(self, m):
+        """eagergrad's module of m's class with m's settings (parameter-free modules, such
+        as the PairwiseDistance a loss takes as its distance_function)."""
+        cls = getattr(eg.nn, type(m).__name__, None)
+        if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+            raise Unconvertible(f"module {type(m).__name__}")
+        e = cls.__new__(cls)
+        eg.nn.Module.__init__(e)
+        for k, v in vars(m).items():
+            if not k.startswith("_"):
+                setattr(e, k, self(v))
+        return e
 
     @staticmethod
     def tensor(x):
