@@ -14,10 +14,11 @@ place of ours ("eagergrad.FloatTensor" reads "torch.FloatTensor").
 eagergrad run must equal torch's. Before the first eagergrad run the fused backward
 forgets every structure (engine/fused.py), and compiles on the spot (BACKGROUND is off
 for the session), so run 1 runs node by node and runs 2+ run the fusable segments of
-their backwards as compiled computations. Per scenario the harness records whether runs
-2+ called backward and how many fused segments ran then; at the end of the session it
-fails when the fused path ran in too few of the scenarios that called backward (printed
-in the summary), and `same(f, fused=True)` asserts it for one scenario.
+their backwards as compiled computations (a segment an earlier scenario compiled under
+the same key is taken from it instead of compiled again). Per scenario the harness
+records whether runs 2+ called backward and how many fused segments ran then; at the end
+of the session it fails when the fused path ran in too few of the scenarios that called
+backward (printed in the summary), and `same(f, fused=True)` asserts it for one scenario.
 
 A tensor is compared by its values (exactly for integer/bool dtypes and with `exact=True`,
 else allclose), dtype, shape, requires_grad, is_leaf and grad_fn name; `layout=True` adds
@@ -244,9 +245,11 @@ def _current_test():
 # ---- the harness ------------------------------------------------------------------------
 def repeat(body, runs=RUNS, fused=False):
     """body(k) for k in range(runs) with eagergrad: the fused backward forgets every
-    structure first, so run 0 runs node by node and runs 1+ fused. Recorded for the
-    session check; fused=True: runs 1+ must have run a fused segment."""
-    _fused.clear()
+    structure first, so run 0 runs node by node and runs 1+ fused (a segment an earlier
+    scenario compiled is taken from there, as a program's later steps take it: the
+    suite's time). Recorded for the session check; fused=True: runs 1+ must have run a
+    fused segment."""
+    _fused.clear(keep_compiled=True)
     calls = segments = 0
     with _counting():
         for k in range(runs):

@@ -254,3 +254,29 @@ def test_unfused_op_runs_alone_between_fused_segments(monkeypatch):
             assert fused.COUNTS["segments_fused"] - before == 2, fused.COUNTS
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_clear_keeping_compiled_segments_reuses_them():
+    """clear(keep_compiled=True) (the differential harness's, before each scenario): the
+    next backward runs node by node again, the one after fuses with the segment compiled
+    before it, compiling nothing, and with torch's gradients; a plain clear() compiles
+    anew."""
+    def step(L, v):
+        x = L.tensor(v, dtype=L.float64, requires_grad=True)
+        ((x.sin() * 2.0).exp() * x).tanh().sum().backward()
+        return x.grad
+
+    vs = ([0.5, -1.5, 2.0], [0.25, 1.0, -0.75])
+    want = [step(torch, v).numpy() for v in vs]
+    fused.clear()
+    for v in vs:
+        step(eg, v)
+    assert fused.COUNTS["compiles"] == 1
+    for keep, compiles in ((True, 0), (False, 1)):
+        fused.clear(keep_compiled=keep)
+        first = step(eg, vs[0])
+        assert fused.COUNTS["segments_fused"] == 0  # node by node after the clear
+        second = step(eg, vs[1])
+        assert fused.COUNTS["segments_fused"] == 1 and fused.COUNTS["compiles"] == compiles
+        np.testing.assert_allclose(first.numpy(), want[0], rtol=1e-12)
+        np.testing.assert_allclose(second.numpy(), want[1], rtol=1e-12)

@@ -106,9 +106,26 @@ _cache = collections.OrderedDict()  # compiled entries: [(fn, traced), stamp], _
 _lock = threading.Lock()
 
 
-def clear():
-    """Forget every compiled segment and reset COUNTS (for tests)."""
+_kept = collections.OrderedDict()  # clear(keep_compiled=True)'s compiled entries, by key
+_KEPT_MAX = 1024
+
+
+def clear(keep_compiled=False):
+    """Forget every segment seen and compiled, and reset COUNTS (for tests): the next
+    backward runs node by node, the one after compiles its segments. keep_compiled: what
+    was compiled is kept aside, and a segment with the same key, when its turn to compile
+    comes, takes it instead of compiling it again (the differential harness: every
+    scenario starts node by node without recompiling what an earlier one compiled)."""
     with _lock:
+        if keep_compiled:
+            for k, v in _cache.items():
+                if v.__class__ is not int:
+                    _kept[k] = v[0]  # ((fn, traced), as _compile stores it)
+                    _kept.move_to_end(k)
+            while len(_kept) > _KEPT_MAX:
+                _kept.popitem(last=False)
+        else:
+            _kept.clear()
         _cache.clear()
     COUNTS.clear()
 
@@ -312,6 +329,11 @@ def _advance(key, state, seg, ins, nodes):
         if c[0] < COMPILE_COST.estimate(len(seg.ops)) and c[1] < MAX_SIGHTINGS:
             return False
     _credit.pop(key, None)
+    if _kept:
+        kept = _kept.pop(key, None)
+        if kept is not None:
+            _store(key, kept)
+            return True
     try:
         saved = _gather(seg, nodes)  # for the shapes of the compile
     except Exception:  # noqa: BLE001 - no fusing; node by node re-raises it where torch does
