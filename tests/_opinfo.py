@@ -28,11 +28,18 @@ _NAMESPACES = (
     ("linalg.", torch.linalg, eg.linalg),
     ("fft.", torch.fft, "fft"),
     ("special.", torch.special, "special"),
+    ("signal.windows.", torch.signal.windows, "signal.windows"),
 )
 
 
 def _eg_namespace(ns):
-    return getattr(eg, ns, None) if isinstance(ns, str) else ns
+    if not isinstance(ns, str):
+        return ns
+    for part in ns.split("."):
+        ns = getattr(eg if isinstance(ns, str) else ns, part, None)
+        if ns is None:
+            return None
+    return ns
 
 
 _BY_ID = None
