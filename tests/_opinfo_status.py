@@ -230,28 +230,16 @@ XFAIL = {
         'error inputs: ValueError: number of dimensions must be within [0, 64]',
     'arange/errors':
         "error inputs: Failed: DID NOT RAISE <class 'RuntimeError'>",
-    'bitwise_and/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
-    'bitwise_or/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
-    'bitwise_xor/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'cat/errors':
         "error inputs: TypeError: cat() got an unexpected keyword argument 'out'",
     'chalf/float64':
         'NotImplementedAPI: not implemented: torch.Tensor.chalf yet',
     'complex/errors':
         "error inputs: TypeError: _complex() got an unexpected keyword argument 'out'",
-    'eq/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'eye/errors':
         'error inputs: ValueError: negative dimensions are not allowed, got -1 and None',
     'gather/errors':
         "error inputs: Failed: DID NOT RAISE <class 'RuntimeError'>",
-    'ge/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
-    'gt/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'hsplit/errors':
         "error inputs: ValueError: invalid literal for int() with base 10: 'a'",
     'index_add/errors':
@@ -262,8 +250,6 @@ XFAIL = {
         "error inputs: Failed: DID NOT RAISE <class 'RuntimeError'>",
     'kthvalue/errors':
         "error inputs: TypeError: kthvalue() got an unexpected keyword argument 'out'",
-    'le/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'linalg.ldl_factor/float64':
         "NotImplementedError: not implemented: torch.linalg.ldl_factor yet (LAPACK's Bunch-Kau...",
     'linalg.ldl_factor_ex/float64':
@@ -274,18 +260,10 @@ XFAIL = {
         "error inputs: Failed: DID NOT RAISE <class 'TypeError'>",
     'linspace/errors':
         "error inputs: Failed: DID NOT RAISE <class 'TypeError'>",
-    'logical_and/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
-    'logical_or/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
-    'logical_xor/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'logspace.tensor_overload/errors':
         'error inputs: ValueError: Number of samples, -1, must be non-negative.',
     'logspace/errors':
         'error inputs: ValueError: Number of samples, -1, must be non-negative.',
-    'lt/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'masked.cumprod/float64':
         'ValueError: _input_mask expects strided or sparse COO or sparse CSR tensor but got to...',
     'masked.cumsum/float64':
@@ -310,8 +288,6 @@ XFAIL = {
         'error inputs: RuntimeError: start (11) + length (0) exceeds dimension size (10).',
     'narrow_copy/errors':
         'error inputs: IndexError: Dimension out of range (expected to be in range of [-3, 2],...',
-    'ne/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'neg/errors':
         'error inputs: TypeError: neg does not accept dtype bool. Accepted dtypes are subtypes...',
     'nn.functional.linear_cross_entropy.chunked/float64':
@@ -324,16 +300,12 @@ XFAIL = {
         "error inputs: Failed: DID NOT RAISE <class 'RuntimeError'>",
     'norm.nuc/float64':
         "NotImplementedError: not implemented: torch.norm(p='nuc') yet",
-    'remainder/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'resize_/float64':
         'NotImplementedAPI: not implemented: torch.Tensor.resize_ yet',
     'resize_as_/float64':
         'NotImplementedAPI: not implemented: torch.resize_as_ yet',
     'roll/errors':
         'error inputs: ValueError: axis 0 is out of bounds for array of dimension 0',
-    'rsub/errors':
-        "error inputs: Failed: DID NOT RAISE <class 'Exception'>",
     'scatter/errors':
         'error inputs: ValueError: Incompatible types for broadcasting: input type=float32[2,2...',
     'scatter_add/errors':

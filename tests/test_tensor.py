@@ -549,3 +549,24 @@ def test_overloads_of_to_squeeze_narrow_linspace():
         conftest.attempt(log, "1-d start", lambda: L.linspace(L.ones(2), 3, 4))
         conftest.attempt(log, "1-d end", lambda: L.logspace(1, L.ones(2), 4))
     conftest.same(f)
+
+
+def test_binary_functions_bind_their_arguments_as_torch():
+    """A number where torch's overloads take a Tensor raises torch's TypeError (eq(2, t),
+    rsub(2, t), logical_and(t, 2), remainder(2, 3)); the (Number self, Tensor other)
+    overloads of remainder and bitwise_* and the Python operators still compute."""
+    names = ["eq", "ne", "lt", "le", "gt", "ge", "rsub", "remainder", "bitwise_and",
+             "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"]
+
+    def call(fn, *args):
+        try:
+            return fn(*args)
+        except TypeError as e:  # (torch's message goes on to list its overloads)
+            return "TypeError", conftest.msg(e).split(", but expected")[0]
+
+    def f(L):
+        t = L.tensor([1, 2, 3])
+        return ([call(getattr(L, name), *args) for name in names
+                 for args in ((2, t), (2, 3), (t, 2), (t, t))],
+                (t == 2, 2 == t, t & 1, 1 | t, 2 - t, 7 % t))
+    conftest.same(f)

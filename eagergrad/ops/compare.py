@@ -5,15 +5,21 @@ import jax.numpy as jnp
 
 from ._args import as_t, promote
 from ._table import defop, call_op
-from .pointwise import _c, _cpu_kernel, _need_tensors, _run
+from .pointwise import _c, _cpu_kernel, _need_tensors, _run, _tensor_self
 
 
 # ---- comparisons and logic (never differentiable) ---------------------------------------
-def _cmp(name, fn, complex_error=None):
+def _cmp(name, fn, complex_error=None, number_self=False, tensors=False):
+    """torch.<name>(input, other); input a Tensor (number_self: or a number when other is
+    a Tensor), other a Tensor or a number (tensors: a Tensor)."""
     op = defop(name, lambda self, other, dtype: fn(self.astype(_c(dtype)), other.astype(_c(dtype))),
                inputs=("self", "other"), attrs=("dtype",), complex_error=complex_error)
 
     def f(input, other):
+        if tensors:
+            _need_tensors(name, input, other)
+        else:
+            _tensor_self(name, input, other, number_self)
         a, b = as_t(input), as_t(other)
         return _run(op, (a, b), (promote(a, b),))
     f.__name__ = name
@@ -26,12 +32,12 @@ lt = _cmp("lt", jnp.less, _cpu_kernel("lt_cpu"))
 le = _cmp("le", jnp.less_equal, _cpu_kernel("le_cpu"))
 gt = _cmp("gt", jnp.greater, _cpu_kernel("gt_cpu"))
 ge = _cmp("ge", jnp.greater_equal, _cpu_kernel("ge_cpu"))
-logical_and = _cmp("logical_and", jnp.logical_and)
-logical_or = _cmp("logical_or", jnp.logical_or)
-logical_xor = _cmp("logical_xor", jnp.logical_xor)
-bitwise_and = _cmp("bitwise_and", jnp.bitwise_and, _cpu_kernel("bitwise_and_cpu"))
-bitwise_or = _cmp("bitwise_or", jnp.bitwise_or, _cpu_kernel("bitwise_or_cpu"))
-bitwise_xor = _cmp("bitwise_xor", jnp.bitwise_xor, _cpu_kernel("bitwise_xor_cpu"))
+logical_and = _cmp("logical_and", jnp.logical_and, tensors=True)
+logical_or = _cmp("logical_or", jnp.logical_or, tensors=True)
+logical_xor = _cmp("logical_xor", jnp.logical_xor, tensors=True)
+bitwise_and = _cmp("bitwise_and", jnp.bitwise_and, _cpu_kernel("bitwise_and_cpu"), True)
+bitwise_or = _cmp("bitwise_or", jnp.bitwise_or, _cpu_kernel("bitwise_or_cpu"), True)
+bitwise_xor = _cmp("bitwise_xor", jnp.bitwise_xor, _cpu_kernel("bitwise_xor_cpu"), True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 _LNOT = defop("logical_not", lambda self: jnp.logical_not(self))
 _BNOT = defop("bitwise_not", lambda self: ~self)

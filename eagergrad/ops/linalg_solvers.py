@@ -550,7 +550,7 @@ def _cholesky_inverse_k(self, upper):
         wh = jnp.conj(jnp.swapaxes(w, -1, -2))
         return jnp.matmul(w, wh) if upper else jnp.matmul(wh, w)
     out = product(inv)
-    if jnp.iscomplexobj(inv):
+    if jnp.iscomplexobj(inv) and inv.shape[-1]:
         # LAPACK's potri multiplies with lauu2, which takes the real part of the diagonal
         # (a Cholesky factor's is real) but for the last element, which it scales by it:
         # its values, with the derivative of the product

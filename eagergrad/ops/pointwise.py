@@ -333,6 +333,7 @@ def _check_bool_sub(a, b):
 
 
 def rsub(input, other, *, alpha=1):
+    _tensor_self("rsub", input, other)
     a, b = as_t(input), as_t(other)
     _check_bool_sub(a, b)
     dt = promote(a, b)
@@ -361,6 +362,7 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 def remainder(input, other):
+    _tensor_self("remainder", input, other, number_self=True)
     a, b = as_t(input), as_t(other)
     dt = promote(a, b)
     _check_int_divisor(dt, b, "remainder_cpu")
@@ -571,6 +573,15 @@ def _cpu_kernel(kernel):
 
 
 _CLAMP_COMPLEX = NotImplementedError, "clamp is not supported for complex types"
+
+
+def _tensor_self(name, input, other, number_self=False):
+    """torch's binding of `name(input, other)`: input must be a Tensor (`number_self`: or a
+    number with a Tensor other, the (Number self, Tensor other) overload)."""
+    if isinstance(input, Tensor) or number_self and isinstance(other, Tensor):
+        return
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({type(input).__name__}, {type(other).__name__})")
 
 
 def _need_tensors(name, input, other):

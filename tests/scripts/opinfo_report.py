@@ -1,5 +1,5 @@
 """Status of every op_db entry in eagergrad: `python tests/scripts/opinfo_report.py [out.tsv]
-[--part i/n] [-k substring]`. One line per (entry, dtype), and per entry with error inputs
+[--part i/n] [-k substring,...]`. One line per (entry, dtype), and per entry with error inputs
 one for them ("errors"): pass, fail (first error), skip or missing, with the time taken.
 `tests/scripts/opinfo_status.py` turns these lines into tests/_opinfo_status.py. The
 samples are test_opinfo.py's (EAGERGRAD_OPINFO_SAMPLES=all: every sample, hours)."""
@@ -48,11 +48,11 @@ def main():
     part, n = (0, 1)
     if "--part" in args:
         part, n = map(int, args[args.index("--part") + 1].split("/"))
-    sub = args[args.index("-k") + 1] if "-k" in args else ""
+    subs = args[args.index("-k") + 1].split(",") if "-k" in args else [""]
     signal.signal(signal.SIGALRM, _alarm)
     with open(out, "w") as f:
         for i, (eid, op) in enumerate(T.ENTRIES.items()):
-            if i % n != part or sub not in eid:
+            if i % n != part or not any(sub in eid for sub in subs):
                 continue
             ours = T._ours(eid)
             runs = [(str(dt).split(".")[1], T.test_op, (eid, dt)) for dt in T._dtypes(op)]
