@@ -938,15 +938,6 @@ def sweep_marks(sample, fdt=None):
 
 
 # ---- harness shared by the op test suites ------------------------------------------
-def jit_reference(fn):
-    """jax.jit for a test's jax reference (jax.vjp or jax.jvp of a whole sample, compiled
-    once): at LLVM's lowest optimization level, which halves its compile and keeps the
-    arithmetic (IEEE either way, no fast-math). eagergrad's own kernels, the ones under
-    test, compile as a user's do."""
-    import jax
-    return jax.jit(fn, compiler_options={"xla_backend_optimization_level": 0})
-
-
 def make_inputs(m, sample, fdt, arrays=None):
     """The sample's inputs as tensors of module m (torch or eagergrad)."""
     if arrays is None:

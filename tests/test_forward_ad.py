@@ -20,7 +20,7 @@ import torch.autograd.forward_ad as tfw
 import conftest
 import eagergrad as eg
 import eagergrad.autograd.forward_ad as efw
-from _samples import ALL, as_list, jit_reference, make_inputs, random_like, to_np, tolerance
+from _samples import ALL, as_list, make_inputs, random_like, to_np, tolerance
 
 # ops (by sample name) torch 2.13 cannot differentiate in forward mode (NotImplementedError
 # "Trying to use forward AD with X that does not support it"; linalg_qr: torch's backward
@@ -93,7 +93,7 @@ def _jax_jvp(sample, arrays, tangents):
             xs[i] = a
         return as_list(sample.call(eg, *xs))
     # one compiled computation (eagerly, every op's jvp would compile on its own)
-    return jit_reference(lambda p, t: jax.jvp(eg.jaxify(f), p, t)[1])(
+    return jax.jit(lambda p, t: jax.jvp(eg.jaxify(f), p, t)[1])(
         tuple(jnp.asarray(arrays[i]) for i in idx), tuple(jnp.asarray(tangents[i]) for i in idx))
 
 
