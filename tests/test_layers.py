@@ -16,7 +16,7 @@ LAYERS = [
     ["tensor"],
     ["engine"],
     ["ops", "creation"],
-    ["linalg", "fft", "special", "nn", "optim", "utils", "serialization", "amp"],
+    ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp"],
     ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
      "__main__", "onnx", "_tensor_methods", "__init__"],
 ]

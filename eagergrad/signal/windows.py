@@ -8,34 +8,37 @@ tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
 import math
 from collections.abc import Iterable
 
-import eagergrad as torch  # (bound while eagergrad imports; read when a window is made)
-
+from .. import _dtypes as D
+from .. import creation as C
 from .._layouts import strided
+from ..ops import pointwise as P
+from ..ops import special as S
+from ..ops import unary as U
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
 
 
 def _checks(name, M, dtype, layout):
-    dtype = torch.get_default_dtype() if dtype is None else dtype
+    dtype = D.get_default_dtype() if dtype is None else dtype
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
     if layout is not strided:
         raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
-    if dtype not in (torch.float32, torch.float64):
+    if dtype not in (D.float32, D.float64):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: {dtype}")
     return dtype
 
 
 def _trivial(M, dtype, layout, device, requires_grad, one=True):
     """The window of length 0 (empty) or 1 (ones, where `one`), else None."""
-    make = torch.empty if M == 0 else torch.ones if M == 1 and one else None
+    make = C.empty if M == 0 else C.ones if M == 1 and one else None
     return None if make is None else make(
         (M,), dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
 
 
 def _line(start, end, M, dtype, layout, device, requires_grad):
-    return torch.linspace(start=start, end=end, steps=M, dtype=dtype, layout=layout,
+    return C.linspace(start=start, end=end, steps=M, dtype=dtype, layout=layout,
                              device=device, requires_grad=requires_grad)
 
 
@@ -53,7 +56,7 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=strided
         center = (M if not sym and M > 1 else M - 1) / 2.0
     c = 1 / tau
     k = _line(-center * c, (-center + (M - 1)) * c, M, dtype, layout, device, requires_grad)
-    return torch.exp(-torch.abs(k))
+    return U.exp(-U.abs(k))
 
 
 def cosine(M, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
@@ -63,7 +66,7 @@ def cosine(M, *, sym=True, dtype=None, layout=strided, device=None, requires_gra
         return w
     c = math.pi / (M + 1 if not sym and M > 1 else M)
     k = _line(0.5 * c, (0.5 + (M - 1)) * c, M, dtype, layout, device, requires_grad)
-    return torch.sin(k)
+    return U.sin(k)
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=strided, device=None,
@@ -77,7 +80,7 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=strided, device=None,
     start = -(M if not sym and M > 1 else M - 1) / 2.0
     c = 1 / (std * math.sqrt(2))
     k = _line(start * c, (start + (M - 1)) * c, M, dtype, layout, device, requires_grad)
-    return torch.exp(-(k ** 2))
+    return U.exp(-(k ** 2))
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=strided, device=None,
@@ -88,12 +91,12 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=strided, device=None,
     w = _trivial(M, dtype, layout, device, requires_grad)
     if w is not None:
         return w
-    beta = torch.tensor(beta, dtype=dtype, device=device)  # (in the window's dtype)
+    beta = C.tensor(beta, dtype=dtype, device=device)  # (in the window's dtype)
     start = -beta
     c = 2.0 * beta / (M if not sym else M - 1)
-    end = torch.minimum(beta, start + (M - 1) * c)
+    end = P.minimum(beta, start + (M - 1) * c)
     k = _line(start, end, M, dtype, layout, device, requires_grad)
-    return torch.i0(torch.sqrt(beta * beta - torch.pow(k, 2))) / torch.i0(beta)
+    return S.i0(U.sqrt(beta * beta - P.pow(k, 2))) / S.i0(beta)
 
 
 def bartlett(M, *, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
@@ -103,7 +106,7 @@ def bartlett(M, *, sym=True, dtype=None, layout=strided, device=None, requires_g
         return w
     c = 2 / (M if not sym else M - 1)
     k = _line(-1, -1 + (M - 1) * c, M, dtype, layout, device, requires_grad)
-    return 1 - torch.abs(k)
+    return 1 - U.abs(k)
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=strided, device=None,
@@ -118,11 +121,11 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=strided, device=None,
         raise ValueError("Coefficients cannot be empty")
     c = 2 * math.pi / (M if not sym else M - 1)
     k = _line(0, (M - 1) * c, M, dtype, layout, device, requires_grad)
-    a_i = torch.tensor([(-1) ** i * w for i, w in enumerate(a)], device=device, dtype=dtype,
+    a_i = C.tensor([(-1) ** i * w for i, w in enumerate(a)], device=device, dtype=dtype,
                        requires_grad=requires_grad)
-    i = torch.arange(a_i.shape[0], dtype=a_i.dtype, device=a_i.device,
+    i = C.arange(a_i.shape[0], dtype=a_i.dtype, device=a_i.device,
                      requires_grad=a_i.requires_grad)
-    return (a_i.unsqueeze(-1) * torch.cos(i.unsqueeze(-1) * k)).sum(0)
+    return (a_i.unsqueeze(-1) * U.cos(i.unsqueeze(-1) * k)).sum(0)
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=strided, device=None,
