@@ -26,16 +26,6 @@ RANDOM_WHY = ("random sampling: tested statistically and for generator reproduci
 WHY = {"nn.functional.multi_head_attention_forward":
        "its only sample with gradients trains with dropout 0.5 (random); its deterministic "
        "samples pass, and nn.MultiheadAttention is tested in test_nn_transformer.py"}
-HEADER = '''"""Which entries of torch's op_db test_opinfo.py runs, and why not the others.
-
-Written by tests/scripts/opinfo_status.py from tests/scripts/opinfo_report.py's status
-lines (the first error per entry and dtype, and per entry's error inputs): SKIP (not run:
-eagergrad lacks the op, or torch's values are arbitrary), NONDETERMINISTIC (random: tested
-statistically elsewhere), XFAIL (runs, and is known to differ from torch: the first error
-seen; non-strict, so an entry that starts passing shows as XPASS), TOLERANCE (looser
-comparisons, with the reason; kept by hand)."""
-
-'''
 
 
 def _dump(name, d):
@@ -90,10 +80,10 @@ def main(paths):
                     "not implemented: " if status == "missing" and "not implemented" not in why
                     else "") + why
         passing += ok
-    text = open(STATUS).read()
-    tolerance = text[text.index("TOLERANCE = {"):]
+    text = open(STATUS).read()  # (its docstring and TOLERANCE are kept)
+    header, tolerance = text[:text.index("SKIP = {")], text[text.index("TOLERANCE = {"):]
     with open(STATUS, "w") as f:
-        f.write(HEADER + "\n\n".join([_dump("SKIP", skip), _dump("NONDETERMINISTIC", nondet),
+        f.write(header + "\n\n".join([_dump("SKIP", skip), _dump("NONDETERMINISTIC", nondet),
                                       _dump("XFAIL", xfail), tolerance]))
     print(f"{passing} of {total} deterministic entries pass every dtype and their error "
           f"inputs ({100 * passing / total:.1f}%); {len(skip)} skipped, {len(nondet)} "
