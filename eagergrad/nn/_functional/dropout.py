@@ -7,6 +7,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...creation import _next_key, from_jax, sample
 from ...ops.pointwise import mul
@@ -37,6 +38,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
 _ALPHA = 1.7580993408473766  # SELU's -scale * alpha
 
 
+@jax.jit
+def _alpha_noise(keep, a, scale, shift):
+    # one kernel per shape for both of alpha dropout's noise tensors
+    return keep * a, (keep - 1) * scale + shift
+
+
 def _check_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -62,8 +69,8 @@ def _noise_dropout(input, p, train, inplace, feature, alpha):
         noise = from_jax(keep / jnp.asarray(1.0 - p, dt))
         return input.mul_(noise) if inplace else mul(input, noise)
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    b = from_jax((keep - 1) * jnp.asarray(_ALPHA * a, dt) + jnp.asarray(_ALPHA * a * p, dt))
-    noise = from_jax(keep * jnp.asarray(a, dt))
+    noise, b = _alpha_noise(keep, *(np.asarray(c, dt) for c in (a, _ALPHA * a, _ALPHA * a * p)))
+    noise, b = from_jax(noise), from_jax(b)
     out = input.mul_(noise) if inplace else mul(input, noise)
     return out.add_(b)
 
