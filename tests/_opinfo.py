@@ -55,7 +55,7 @@ def _index():
                     obj = getattr(tns, name)
                 except (AttributeError, RuntimeError):  # (deprecated/unavailable names)
                     continue
-                _BY_ID.setdefault(id(obj), (prefix, name, ens))
+                _BY_ID.setdefault(id(obj), []).append((prefix, name, ens))
     return _BY_ID
 
 
@@ -73,12 +73,12 @@ def eg_callable(fn):
     if hit is None:
         name = getattr(fn, "__name__", repr(fn))
         raise Missing(f"unknown torch callable {name}")
-    prefix, name, ens = hit
-    ns = _eg_namespace(ens)
-    f = getattr(ns, name, None) if ns is not None else None
-    if f is None:
-        raise Missing(f"{prefix}{name}")
-    return f
+    for _prefix, name, ens in hit:  # (one object under several names: torch.conv2d is F's)
+        ns = _eg_namespace(ens)
+        f = getattr(ns, name, None) if ns is not None else None
+        if f is not None:
+            return f
+    raise Missing(" or ".join(prefix + name for prefix, name, _ in hit))
 
 
 def _swap(v):

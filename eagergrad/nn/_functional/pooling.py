@@ -165,6 +165,11 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _one(stride, "avg_pool1d", "stride")
     p = _one(padding, "avg_pool1d", "padding")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > k // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p}, kernel_size={k} and dilation=1")
     return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode,
                       count_include_pad).squeeze(-2)
 
