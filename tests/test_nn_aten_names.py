@@ -1,4 +1,5 @@
-"""torch.<name> forms of nn.functional ops (torch.conv2d, torch.max_pool2d, torch.dropout,
+"""torch.nn.grad, the torch.overrides helpers (and nn.functional's names for them) and the
+torch.<name> forms of nn.functional ops (torch.conv2d, torch.max_pool2d, torch.dropout,
 ...) against real torch: ATen's signatures (pooling's `stride=[]`, dropout's positional
 `train`), values, gradients and grad_fn names; dropout at p 0 and 1 and not training,
 where the values are not random."""
@@ -82,3 +83,88 @@ def test_max_pool_takes_no_return_indices_and_dropout_needs_train():
             L.max_pool2d(L.ones(1, 1, 4, 4), 2, return_indices=True)
         with pytest.raises(TypeError):
             L.dropout(L.ones(3), 0.5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("wrt", ["input", "weight"])
+@pytest.mark.parametrize("needs_grad", [False, True])
+def test_nn_grad_convolution_gradients_as_torch(n, wrt, needs_grad):
+    """torch.nn.grad.conv{n}d_input/_weight: values, and the double-backward node when an
+    input requires grad (None otherwise)."""
+    rng = np.random.default_rng(n)
+    xs, ws = (2, 4) + (7,) * n, (6, 2) + (3,) * n
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    res = []
+    for L in (torch, eg):
+        X, W = L.tensor(x, requires_grad=needs_grad), L.tensor(w, requires_grad=needs_grad)
+        y = getattr(L.nn.functional, f"conv{n}d")(X, W, None, 2, 1, 1, 2)
+        go = L.tensor(rng.standard_normal(tuple(y.shape)))
+        f = getattr(L.nn.grad, f"conv{n}d_{wrt}")
+        r = f(xs, W, go, 2, 1, 1, 2) if wrt == "input" else f(X, ws, go, 2, 1, 1, 2)
+        res.append((r.detach().numpy(), None if r.grad_fn is None else r.grad_fn.name()))
+        rng = np.random.default_rng(n)
+        rng.standard_normal(xs), rng.standard_normal(ws)
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-12, atol=1e-12)
+    assert res[1][1] == res[0][1]
+    assert eg.nn.functional.grad is eg.nn.grad
+
+
+class _Overrides:
+    def __init__(self, log):
+        self.log = log
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        args[0].log.append((cls.__name__, func.__name__, [t.__name__ for t in types]))
+        return NotImplemented if cls.__name__ == "_Declines" else cls.__name__
+
+
+class _Sub(_Overrides):
+    pass
+
+
+class _Declines(_Overrides):
+    pass
+
+
+def test_overrides_helpers_as_torch():
+    """has_torch_function*, handle_torch_function: which arguments count, the calling order
+    (subclasses first, then left to right, one per type) and the TypeError when every
+    override declines."""
+    for L in (torch, eg):
+        def api(*a):
+            return a
+        F = L.nn.functional
+        assert not F.has_torch_function((1, L.ones(1)))
+        assert F.has_torch_function_unary(_Overrides([]))
+        assert F.has_torch_function_variadic(1, _Sub([]))
+    logs = []
+    for L in (torch, eg):
+        log = []
+        base, sub, dec = _Overrides(log), _Sub(log), _Declines(log)
+        r = L.overrides.handle_torch_function(api, (dec, base, sub, base), dec, 2)
+        assert r == "_Sub"
+        with pytest.raises(TypeError, match="no implementation found for .*api"):
+            L.overrides.handle_torch_function(api, (dec,), dec)
+        logs.append(log)
+    assert logs[0] == logs[1]
+
+
+def test_boolean_dispatch_and_assert_int_or_pair_as_torch():
+    for L in (torch, eg):
+        F = L.nn.functional
+
+        def yes(x, flag=False):
+            """doc"""
+            return ("yes", x)
+
+        def no(x, flag=False):
+            return ("no", x)
+        f = F.boolean_dispatch("flag", 1, False, yes, no, "mod", "f")
+        assert (f(1), f(1, True), f(1, flag=True), f.__doc__, f.__name__, f.__module__) == \
+            (("no", 1), ("yes", 1), ("yes", 1), "doc", "f", "mod")
+        with pytest.raises(RuntimeError, match="only one function can have a docstring"):
+            F.boolean_dispatch("flag", 1, False, yes, yes, None, None)
+        F.assert_int_or_pair(3, "k", "{} bad")
+        with pytest.raises(AssertionError, match="k bad"):
+            F.assert_int_or_pair((1, 2, 3), "k", "{} bad")

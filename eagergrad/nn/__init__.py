@@ -11,14 +11,14 @@ Sequential(
 )
 """
 from .._torch_names import NN_NAMES, nn_getattr
-from . import functional, init, modules, parameter, utils
+from . import functional, grad, init, modules, parameter, utils
 from .modules import *  # noqa: F403 - every module class, as torch.nn does
 from . import parallel
 from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [*modules.__all__, "Buffer", "Parameter", "UninitializedBuffer",
-           "UninitializedParameter", "functional", "init", "parameter", "utils", "parallel",
+           "UninitializedParameter", "functional", "grad", "init", "parameter", "utils", "parallel",
            "DataParallel"]
 
 __getattr__ = nn_getattr("eagergrad.nn", "torch.nn", NN_NAMES)

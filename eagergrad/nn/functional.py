@@ -47,7 +47,11 @@ from ._functional.vision import (  # noqa: F401
     affine_grid, channel_shuffle, grid_sample, interpolate, native_channel_shuffle, pad,
     pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
 )
+from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401
+                         has_torch_function_unary, has_torch_function_variadic)
 from ..tensor import Tensor  # noqa: F401 - a name of torch's nn.functional too
+from . import grad  # noqa: F401 - torch.nn.grad, as torch's nn.functional has it
+from ._functional._utils import assert_int_or_pair, boolean_dispatch  # noqa: F401
 
 GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
