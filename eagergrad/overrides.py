@@ -19,10 +19,15 @@ right; the first result that is not NotImplemented).
 import warnings
 
 from ._torch_names import module_getattr
-from .autograd import is_tensor_like
+from .tensor import Tensor
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary",
            "has_torch_function_variadic", "is_tensor_like"]
+
+
+def is_tensor_like(inp):
+    """A Tensor, or an object whose type defines __torch_function__."""
+    return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")
 
 
 def _overloaded_args(relevant_args):

@@ -13,7 +13,7 @@ LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
      "_shapes", "_layouts", "size", "device", "_repr", "cuda", "cpu", "backends",
      "accelerator"],
-    ["tensor"],
+    ["tensor", "overrides"],
     ["engine"],
     ["ops", "creation"],
     ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp"],
@@ -97,7 +97,7 @@ SUBLAYERS = {
                        ["_autograd"], ["_deferred"],
                        ["_eager_transforms", "_vmap", "_functional_call"], ["__init__"]],
     # torch.nn: the functional code never imports a module class (as torch's F)
-    "eagergrad.nn": [["_functional", "functional", "init", "parameter"],
+    "eagergrad.nn": [["_functional", "grad", "functional", "init", "parameter"],
                      ["modules", "utils", "parallel", "__init__"]],
 }
 

@@ -16,7 +16,7 @@ from ._api import backward, grad  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401  (the functions, as torch)
 from .variable import Variable  # noqa: F401
 from .._torch_names import module_getattr
-from ..tensor import Tensor as _Tensor
+from ..overrides import is_tensor_like  # noqa: F401
 
 _MULTITHREADING = [True]
 
@@ -48,12 +48,6 @@ def is_view_replay_enabled():
     """False: torch's view replay (_force_original_view_tracking) is off by default, and
     eagergrad rebuilds views from their chains whatever the flag."""
     return False
-
-
-def is_tensor_like(inp):
-    """A Tensor, or an object whose type defines __torch_function__."""
-    return type(inp) is _Tensor or isinstance(inp, _Tensor) or \
-        hasattr(type(inp), "__torch_function__")
 
 
 _getattr = module_getattr("eagergrad.autograd", "torch.autograd")

@@ -7,8 +7,8 @@ result records ConvolutionBackwardBackward0 when its inputs require grad).
 >>> torch.nn.grad.conv1d_input((1, 1, 3), w, torch.ones(1, 1, 2))
 tensor([[[1., 2., 1.]]])
 """
-from ..autograd import grad as _grad
 from ..creation import zeros
+from ..engine.engine import execute
 from ..engine.grad_mode import enable_grad, is_grad_enabled
 from ._functional.convolution import conv1d, conv2d, conv3d
 
@@ -18,9 +18,12 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
 
 def _backward(conv, x, weight, grad_output, wrt, args):
     keep = is_grad_enabled() and (grad_output.requires_grad or (x, weight)[1 - wrt].requires_grad)
+    leaf = (x, weight)[wrt]  # (a zeros leaf of our own)
     with enable_grad():
         out = conv(x, weight, None, *args)
-        return _grad(out, (x, weight)[wrt], grad_output, create_graph=keep)[0]
+    (g,) = execute([out._edge()], [grad_output], keep, keep, [(leaf._grad_accumulator(), 0)],
+                   accumulate_grad=False)
+    return g if keep else g.detach()
 
 
 def _pair(conv, n):
