@@ -51,6 +51,7 @@ from .amp._aliases import CPU_AMP as _CPU_AMP, CUDA_AMP as _CUDA_AMP  # noqa: E4
 cpu.amp, cuda.amp = _CPU_AMP, _CUDA_AMP  # (torch.cpu.amp, torch.cuda.amp: deprecated)
 _sys.modules.update({'eagergrad.cpu.amp': _CPU_AMP, 'eagergrad.cuda.amp': _CUDA_AMP})
 from . import nn, onnx, overrides  # noqa: E402,F401
+from .spectral import istft, stft  # noqa: E402,F401
 from .nn._functional.aten import *  # noqa: E402, F403  (torch.conv2d, torch.dropout...)
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401

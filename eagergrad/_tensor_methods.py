@@ -18,6 +18,7 @@ from .ops.fill import _copy, _fill, _zero
 from .ops.inplace import _inplace_function, inplace
 from .ops.sampling import INPLACE_SAMPLERS
 from .ops.views import _sync_view
+from .spectral import istft, stft
 from .tensor import Tensor
 
 # the Python operators: name -> FUNCTIONS key (the op, wherever in ops/ it is defined)
@@ -83,6 +84,7 @@ def _bind():
     # the in-place samplers (normal_, uniform_, cauchy_, random_, bernoulli_, ...)
     for name, fn in INPLACE_SAMPLERS.items():
         setattr(Tensor, name, fn)
+    Tensor.stft, Tensor.istft = stft, istft
 
 
 _bind()

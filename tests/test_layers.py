@@ -16,7 +16,8 @@ LAYERS = [
     ["tensor", "overrides"],
     ["engine"],
     ["ops", "creation"],
-    ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp"],
+    ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp",
+     "spectral"],
     ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
      "__main__", "onnx", "_tensor_methods", "__init__"],
 ]
