@@ -306,6 +306,17 @@ SAMPLES = {
         S(lambda m, x, i, s: _inplace("index_reduce_")(m, x, 0, i, s, "mean"), F(3, 2),
           I([1, 1]), F(2, 2), name="in-place"),
     ],
+    "segment_reduce": [
+        S(lambda m, x, r=r, init=init: m.segment_reduce(x, r, lengths=m.tensor([2, 0, 3, 1]),
+                                                        initial=init),
+          F(6, 3), double_backward=False, jax=r != "prod",
+          fd=init is not None or r in ("sum", "prod"), name=f"{r}, initial {init}")
+        # (jax: no vjp for segment_prod; fd: an empty segment's mean, max, min are nan/inf)
+        for r in ("sum", "mean", "max", "min", "prod") for init in (None, 0.5)
+    ] + [
+        S(lambda m, x: m.segment_reduce(x, "mean", offsets=m.tensor([1, 3, 3, 5])), F(6),
+          double_backward=False, fd=False, name="offsets"),
+    ],
     "scatter_reduce_arg": [
         S(lambda m, x, i, s: x.scatter(1, i, s, reduce="add"), F(3, 4), _IDX, F(3, 4),
           backward_error="derivative for aten::scatter"),
@@ -399,6 +410,12 @@ SPECIAL = {
           V([0.0, 3.0, 2.0]), fd=False, jax=False, name="prod, one zero each"),
         S(lambda m, x, s: x.scatter_reduce(0, m.tensor([1, 1]), s, "mean", include_self=False),
           V([2.0, 1.0]), V([1.0, 3.0]), fd=False, jax=False, name="mean, unscattered"),
+    ],
+    "segment_reduce": [
+        S(lambda m, x, r=r: m.segment_reduce(x, r, lengths=m.tensor([3, 2, 1]), initial=1.5),
+          V([2.0, 0.0, 2.0, 1.5, 0.0, 0.0]), fd=False, jax=False, double_backward=False,
+          name=f"{r}: ties, zeros, the initial value winning")
+        for r in ("max", "min", "prod")
     ],
     "index_reduce": [
         S(lambda m, x, s: x.index_reduce(0, m.tensor([0, 0, 1]), s, "amax"), V([2.0, 1.0]),

@@ -17,6 +17,7 @@ from . import sampling as RS
 from . import tensor_ops as TO, products as PR
 from . import special as SF
 from . import linalg_decomp as LD, linalg_solvers as LS, linalg_compose as LC
+from . import segment as SG
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
 from ._table import OPS as OPS, defop as defop, call_op as call_op
@@ -45,7 +46,7 @@ GRAD_OPS.clone = S.clone
 
 FUNCTIONS = {}
 for _mod in (P, U, C, R, L, E, DC, S, IS, IM, I, O, X, XD, XM, XC, N, V, A, B, RN, AT, SP, SC, SE,
-             RS, TO, PR, SF, LD, LS, LC, PO):
+             RS, TO, PR, SF, LD, LS, LC, PO, SG):
     for _k, _v in vars(_mod).items():
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
