@@ -222,6 +222,10 @@ class Converter:
     def tensor(x):
         if x.layout != torch.strided:
             raise Unconvertible(f"{x.layout} tensor")
+        if x.device.type == "meta":
+            raise Unconvertible("a meta tensor (no values)")
+        if x.dim() > 64:
+            raise Unconvertible(f"a {x.dim()}-d tensor (numpy's arrays have at most 64 dims)")
         name = str(x.dtype).split(".")[1]
         dt = dtype_of(name)
         if name == "bfloat16":
