@@ -307,6 +307,8 @@ def _moved_nn(module, name):
     import pkgutil
     for pkg in ("eagergrad.nn.modules", "eagergrad.nn._functional"):
         for info in pkgutil.iter_modules(importlib.import_module(pkg).__path__):
+            if info.name == "aten":  # (torch.<name> forms, never an old nn path's)
+                continue
             obj = getattr(importlib.import_module(f"{pkg}.{info.name}"), name, None)
             if obj is not None:
                 return obj
