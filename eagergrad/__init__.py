@@ -10,7 +10,7 @@ import sys as _sys
 import jax
 
 jax.config.update("jax_enable_x64", True)
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402,F401  (a TorchVersion, as torch's)
 from ._compile_cache import set_compilation_cache  # noqa: E402,F401  (on by default)
 
 from . import _torch_names  # noqa: E402
@@ -55,12 +55,35 @@ from .spectral import istft, stft  # noqa: E402,F401
 from .nn._functional.aten import *  # noqa: E402, F403  (torch.conv2d, torch.dropout...)
 from .engine.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .interop import from_jax, jaxify  # noqa: E402,F401
+# (torch's settings, constants, dtype facts, window functions and tensor predicates)
+from .interop import from_dlpack, to_dlpack  # noqa: E402,F401
+from ._dtypes import finfo, iinfo, can_cast  # noqa: E402,F401
+from ._repr import set_printoptions  # noqa: E402,F401
+from .tensor import (is_signed, is_nonzero, is_same_size, is_inference,  # noqa: E402,F401
+                     get_device, detach, is_distributed, public_typename as typename)
+from .creation import default_generator  # noqa: E402,F401
+from ._layouts import contiguous_format as legacy_contiguous_format  # noqa: E402,F401
+from . import functional, random, return_types  # noqa: E402,F401
+from .creation import (torch_range as range, frombuffer, hann_window,  # noqa: E402,F401
+                       hamming_window, bartlett_window, blackman_window, kaiser_window)
+from .engine.anomaly import set_anomaly_enabled  # noqa: E402,F401
+from .accelerator import _get_device_module as get_device_module  # noqa: E402,F401
+from ._settings import *  # noqa: E402,F403
+from ._sym import *  # noqa: E402,F403
+from math import e, inf, nan, pi  # noqa: E402,F401  (torch's are math's)
+newaxis = None
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from .serialization import save, load  # noqa: E402,F401
 from .linalg import _chain_matmul as chain_matmul  # noqa: E402,F401
+from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402,F401
+from .ops.batchnorm import _native_batch_norm_legit  # noqa: E402,F401
 from .ops.sampling import (_standard_gamma, _standard_gamma_grad,  # noqa: E402,F401
                             _sample_dirichlet, _dirichlet_grad)
 from . import optim, utils  # noqa: E402,F401
+# (torch.jit, futures, compiler, multiprocessing, version: their eager-mode semantics)
+from . import compiler, futures, jit, multiprocessing, torch_version, version  # noqa: E402,F401
+from .futures import _CFuture as Future  # noqa: E402,F401  (torch._C.Future)
+from .jit import _fork as fork, _wait as wait, Error as JITException  # noqa: E402,F401
 
 # the legacy tensor types: torch.FloatTensor(2, 3), isinstance(t, torch.LongTensor), ...
 globals().update(_LEGACY_TYPES)

@@ -1,6 +1,10 @@
 """Torch's dtypes on top of numpy/jax dtypes, and torch's type-promotion rules."""
+import math
+
 import jax.numpy as jnp
 import numpy as np
+
+from ._settings import warn_once
 
 
 class dtype:
@@ -167,15 +171,14 @@ def result_type(dims, zeros, wrapped):
     return _combine(r[0], _combine(r[1], r[2]))
 
 
-_warned_imag = []
+_warned_imag = set()
 
 
 def warn_if_discarding_imag(src, dst):
     """torch's UserWarning (once per process, as TORCH_WARN_ONCE) for a cast or copy of
     complex values to a real dtype."""
-    if src.is_complex and not dst.is_complex and not _warned_imag:
+    if src.is_complex and not dst.is_complex and warn_once(_warned_imag, "imag"):
         import warnings
-        _warned_imag.append(True)
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
 
@@ -185,3 +188,107 @@ def astype(a, np_dtype):
     if jnp.iscomplexobj(a) and not jnp.issubdtype(np_dtype, jnp.complexfloating):
         a = jnp.real(a)
     return a.astype(np_dtype)
+
+
+# ---- torch.finfo, torch.iinfo, torch.can_cast ----------------------------------------------
+_PY_TYPES = {float: float64, int: int64, bool: bool_, complex: complex128}
+
+
+def dtype_arg(v, fn, arg, pos):
+    """A dtype argument as torch's argument parser reads it: a dtype, or a Python type
+    (float is float64, int int64, as in `torch.finfo(float)`)."""
+    if isinstance(v, dtype):
+        return v
+    if isinstance(v, type) and v in _PY_TYPES:
+        return _PY_TYPES[v]
+    raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be torch.dtype, not "
+                    f"{type(v).__name__}")
+
+
+_NO_TYPE = object()  # (finfo's argument left out; None is refused, as torch)
+
+
+class finfo:
+    """torch.finfo: the machine limits of a floating-point dtype (of the real part of a
+    complex one; the default dtype when none is given).
+
+    >>> import eagergrad as torch
+    >>> torch.finfo(torch.float16).eps, torch.finfo().dtype
+    (0.0009765625, 'float32')
+    """
+
+    def __init__(self, type=_NO_TYPE):
+        d = get_default_dtype() if type is _NO_TYPE else dtype_arg(type, "finfo", "type", 1)
+        if d._kind < 2:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        d = d.to_real()
+        info = jnp.finfo(d.np)  # (ml_dtypes' finfo for bfloat16)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        # 10 ** -digits10 of the C++ numeric_limits, as torch
+        self.resolution = 10.0 ** -math.floor(int(info.nmant) * math.log10(2))
+        self.dtype = d.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    __hash__ = None  # (unhashable, as torch's)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: the limits of an integer dtype.
+
+    >>> import eagergrad as torch
+    >>> torch.iinfo(torch.uint8).max, torch.iinfo(torch.int16).min
+    (255, -32768)
+    """
+
+    def __init__(self, type):
+        d = dtype_arg(type, "iinfo", "type", 1)
+        if d is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d._kind != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits, self.min, self.max, self.dtype = int(info.bits), int(info.min), \
+            int(info.max), d.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
+
+
+def can_cast(from_, to):
+    """torch.can_cast: whether torch's casting rules allow `from_` to `to` (no complex to
+    real, no floating to integral, nothing but bool to bool).
+
+    >>> import eagergrad as torch
+    >>> torch.can_cast(torch.int32, torch.float32), torch.can_cast(torch.float32, torch.int32)
+    (True, False)
+    """
+    a = dtype_arg(from_, "can_cast", "from_", 1)
+    b = dtype_arg(to, "can_cast", "to", 2)
+    if a.is_complex and not b.is_complex:
+        return False
+    if a.is_floating_point and b._kind == 1:
+        return False
+    return not (a is not bool_ and b is bool_)
+
+
+for _c in (finfo, iinfo, can_cast):
+    _c.__module__ = "eagergrad"  # (torch's say "torch")
+del _c

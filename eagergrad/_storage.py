@@ -58,7 +58,9 @@ _large_buffers_back_to_os()
 
 
 class Storage:
-    __slots__ = ("array", "generation")
+    # spare: elements beyond the base's that a resize_ to fewer kept (ops/resize.py), unset
+    # until then
+    __slots__ = ("array", "generation", "spare")
 
     def __init__(self, array):
         self.array = array
@@ -169,6 +171,40 @@ def _update_of(f):
         return None
     u = _UPDATES.get(w.func)
     return None if u is None else functools.partial(u, **w.keywords, **kw)
+
+
+_INVERSES = {}  # view op kernel -> inverse(**its attrs): the chain element undoing it
+
+
+def register_inverse(kernel, inverse):
+    """Declare view op `kernel` a relayout of all of its input's elements (an in-place
+    view op's: unsqueeze_, squeeze_, transpose_), undone by the chain element
+    `inverse(**the kernel's attrs)` (relative_chain)."""
+    _INVERSES[kernel] = inverse
+
+
+def relative_chain(chain, base_chain):
+    """The chain from a base tensor's array to its view's, given both chains from their
+    storage (`base_chain` None: the base is the storage's array), or None when there is
+    none. A base changed by an in-place view op (x.unsqueeze_(0)) after the view was made
+    is undone first, back to where the two chains agree (ops/inplace_views.py)."""
+    if not base_chain:
+        return chain
+    n = len(base_chain)
+    if chain[:n] == base_chain:
+        return chain[n:]
+    k = 0
+    while k < n and k < len(chain) and chain[k] == base_chain[k]:
+        k += 1
+    undo = []
+    for f, i in reversed(base_chain[k:]):
+        w = getattr(f, "__wrapped__", None)
+        inv = _INVERSES.get(w.func) if i is None and w.__class__ is functools.partial \
+            and not w.args else None
+        if inv is None:
+            return None
+        undo.append(inv(**w.keywords))
+    return tuple(undo) + tuple(chain[k:])
 
 
 def _apply(f, i, a):

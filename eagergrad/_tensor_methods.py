@@ -9,11 +9,11 @@ The order is the old import order and matters: the op functions only take names 
 from . import _dtypes as D
 from ._torch_names import INPLACE_FUNCTIONS, TENSOR_ATTRIBUTES, mark_missing_tensor_attributes
 from .autograd._api import _tensor_backward
-from .creation import _legacy_new, _reduce_ex
+from .creation import _legacy, _legacy_new, _reduce_ex
 from .engine import graph as _graph
 from .ops import (FUNCTIONS as F, INPLACE, _cast, _imag, _inplace_method, _method_where, _new,
                   _new_full, _new_tensor, _rdiv, _real, _rfloordiv, _rmatmul, _rmod, _rpow)
-from .ops import shape as S
+from .ops import call_op, shape as S
 from .ops.fill import _copy, _fill, _zero
 from .ops.inplace import _inplace_function, inplace
 from .ops.sampling import INPLACE_SAMPLERS
@@ -30,6 +30,29 @@ _OPERATORS = dict(
     __xor__="bitwise_xor", __rxor__="bitwise_xor", __eq__="eq", __ne__="ne", __lt__="lt",
     __le__="le", __gt__="gt", __ge__="ge", __getitem__="getitem", __setitem__="setitem")
 
+_REFLECTED = ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__")
+
+
+def _reflected(name, fn):
+    """The reflected operator `name` over the op `fn`: its self must be a Tensor, as the
+    method descriptor torch's is checks (`Tensor.__radd__(2, t)` raises)."""
+    def op(self, *args, **kwargs):
+        if not isinstance(self, Tensor):
+            raise TypeError(f"descriptor '{name}' for 'torch._C.TensorBase' objects doesn't "
+                            f"apply to a '{type(self).__name__}' object")
+        return fn(self, *args, **kwargs)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def _tensor_new(self, *args, **kwargs):
+    """Tensor.new, torch's legacy constructor in this tensor's dtype: sizes, data, a tensor
+    of that dtype (an alias of it, a view), or nothing (an empty tensor)."""
+    out = _legacy(self.dtype, args, kwargs)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return call_op(S.ALIAS, (args[0],))
+    return out
+
 
 def _bind():
     # the engine's (hooks, edges), views', creation's (legacy constructor, pickling),
@@ -40,11 +63,12 @@ def _bind():
         setattr(Tensor, f.__name__, f)
     Tensor._sync_view = _sync_view
     Tensor.__new__ = staticmethod(_legacy_new)
+    Tensor.new = _tensor_new
     Tensor.__reduce_ex__ = _reduce_ex
     Tensor.backward = _tensor_backward
 
     # the ops as methods and Python operators
-    skip = {"cat", "concat", "concatenate", "stack", "nonzero_static"}
+    skip = {"cat", "concat", "concatenate", "stack"}
     for name, fn in F.items():
         if name not in skip and name in TENSOR_ATTRIBUTES and not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
@@ -64,7 +88,7 @@ def _bind():
     Tensor.imag = property(_imag)
     Tensor.new_zeros = _new(0)
     Tensor.new_ones = _new(1)
-    Tensor.new_empty = _new(0)
+    Tensor.new_empty = _new(None)  # (torch's fill with deterministic algorithms on)
     Tensor.new_full = _new_full
     Tensor.new_tensor = _new_tensor
     for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
@@ -73,11 +97,12 @@ def _bind():
                      ("cfloat", D.complex64), ("cdouble", D.complex128)):
         setattr(Tensor, name, _cast(dt))
     for name, key in _OPERATORS.items():
-        setattr(Tensor, name, F[key])
+        setattr(Tensor, name, _reflected(name, F[key]) if name in _REFLECTED else F[key])
     Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_
     Tensor.__itruediv__, Tensor.__ifloordiv__ = Tensor.div_, Tensor.floor_divide_
     Tensor.__imod__, Tensor.__ipow__ = Tensor.remainder_, Tensor.pow_
     Tensor.__rtruediv__, Tensor.__rfloordiv__, Tensor.__rmod__ = _rdiv, _rfloordiv, _rmod
+    Tensor.__rdiv__ = _rdiv  # (torch.Tensor.__rdiv__ is __rtruediv__)
     Tensor.__rpow__, Tensor.__rmatmul__ = _rpow, _rmatmul
     Tensor.__pos__ = lambda s: s
 

@@ -5,6 +5,8 @@ backends; None / False / 0 on a CPU-only machine, as torch.
 >>> torch.accelerator.is_available() == (torch.accelerator.device_count() > 0)
 True
 """
+import sys
+
 from . import cuda as _cuda
 from .device import NO_ACCELERATOR, device as _device
 from ._torch_names import module_getattr
@@ -54,4 +56,32 @@ def synchronize(device=None):
     _cuda.synchronize(device)
 
 
+def _get_device_module(device=None):
+    """torch.get_device_module: the eagergrad module of a device type (eagergrad.cuda for
+    "cuda:0"); of the accelerator, or eagergrad.cpu, when None.
+
+    >>> import eagergrad as torch
+    >>> torch.get_device_module("cpu").__name__
+    'eagergrad.cpu'
+    """
+    if isinstance(device, _device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device(device).type
+    elif device is None:
+        cur = current_accelerator()
+        name = "cpu" if cur is None else cur.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, "
+                           "or None")
+    module = sys.modules.get(f"eagergrad.{name}")  # (the package imports its device modules)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered "
+                           f"as 'torch.{name}'.")
+    return module
+
+
+# (torch.get_device_module: eagergrad/__init__ exports it)
+_get_device_module.__module__ = "eagergrad"
+_get_device_module.__name__ = _get_device_module.__qualname__ = "get_device_module"
 __getattr__ = module_getattr("eagergrad.accelerator", "torch.accelerator")

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
-from . import _layouts
+from . import _layouts, _settings
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
 from ._mode import CAPTURING, FUNC
@@ -223,7 +223,17 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
     _strided(layout)
-    return _filled(0, _size(size), dtype, device, requires_grad)
+    return _filled(_uninitialized(_dt(dtype)), _size(size), dtype, device, requires_grad)
+
+
+def _uninitialized(dt):
+    """What `empty` holds: zeros, or with deterministic algorithms on, torch's fill of
+    uninitialized memory (NaN, the largest integer, True)."""
+    if not _settings.fill_uninitialized():
+        return 0
+    if dt.is_differentiable:
+        return math.nan
+    return True if dt is D.bool_ else int(np.iinfo(dt.np).max)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
@@ -258,8 +268,9 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
-           layout=None):
-    """Values in [start, end) by step, computed as torch does (start + i * step in double).
+           layout=None, out=None):
+    """Values in [start, end) by step, computed as torch does (start + i * step in double;
+    integral results from the truncated start and step, in int64).
 
     >>> arange(3)
     tensor([0, 1, 2])
@@ -268,27 +279,76 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = (start, end, step)
+    if dtype is None and out is not None:
+        dtype = out.dtype
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
     dt = D.as_dtype(dtype)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    n = _arange_size(start, end, step, dt)
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement torch.arange(out=...) yet")
     device = _dev(device)
     key = ("arange", *((type(v), v) for v in vals), dt, device)
     arr = _consts.get(key)
     if arr is None:
-        n = max(math.ceil((end - start) / step), 0)
-        host = start + step * np.arange(n, dtype=np.float64 if dt.is_differentiable else np.int64)
+        if dt.is_differentiable:
+            host = start + step * np.arange(n, dtype=np.float64)
+        else:  # (int64 arithmetic wraps into the narrower types, as torch's cast does)
+            host = int(start) + int(step) * np.arange(n, dtype=np.int64)
         arr = _const(key, _put(jnp.asarray(host.astype(dt.np)), device), n)
     return _requiring_grad(_make(arr), requires_grad)
+
+
+def _arange_size(start, end, step, dt):
+    """torch's arange_check_bounds and compute_arange_size (RangeUtils.h): the checks in
+    double, the length in int64 from the truncated numbers for an int64 result."""
+    if dt is D.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    ds, de, dst = float(start), float(end), float(step)
+    if dst == 0 or dst != dst:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(ds) and math.isfinite(de)):
+        raise RuntimeError(f"unsupported range: {ds:g} -> {de:g}")
+    if not (dst > 0 and de >= ds or dst < 0 and de <= ds):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt is D.int64:
+        xs, xe, xst = int(start), int(end), int(step)
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        return (xe - xs + xst - (1 if xst > 0 else -1)) // xst
+    n = math.ceil((de - ds) / dst)
+    if n > 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    return n
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
              layout=None):
     _strided(layout)
+    steps = _check_steps("linspace", start, end, steps, "")
     start, end = _scalars("linspace", start, end)
     dt = _dt(dtype)
     return _finish(_linspace(start, end, steps, dt), dt, device, requires_grad)
+
+
+def _check_steps(name, start, end, steps, base):
+    """torch's binding of linspace/logspace: `steps` an int (not a bool or a float), as
+    an int."""
+    if isinstance(steps, bool) or not hasattr(type(steps), "__index__"):
+        got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__
+                        for v in (start, end, steps))
+        rest = (f"int steps, {base}*, Tensor out = None, torch.dtype dtype = None, "
+                "torch.layout layout = None, torch.device device = None, bool pin_memory = "
+                "False, bool requires_grad = False)")
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n" + "".join(
+                            f" * ({a} start, {b} end, {rest}\n" for a, b in (
+                                ("Tensor", "Tensor"), ("Number", "Tensor"),
+                                ("Tensor", "Number"), ("Number", "Number"))))
+    steps = steps.__index__()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
 
 
 def _scalars(name, start, end):
@@ -325,6 +385,7 @@ def _linspace(start, end, steps, dt):
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
              layout=None):
     _strided(layout)
+    steps = _check_steps("logspace", start, end, steps, "float base = 10.0, ")
     start, end = _scalars("logspace", start, end)
     dt = _dt(dtype)
     return _finish((base ** jnp.linspace(start, end, steps, dtype=jnp.float64)).astype(dt.np),
@@ -333,10 +394,261 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None):
     _strided(layout)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _dt(dtype)
     with jax.ensure_compile_time_eval():
         arr = jnp.eye(n, m, dtype=dt.np)
     return _finish(arr, dt, device, requires_grad)
+
+
+# ---- torch.range (deprecated), frombuffer, and the window functions ------------------------
+_RANGE_WARNING = ("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).")
+
+
+def torch_range(start, end, step=1, *, dtype=None, device=None, requires_grad=False,
+                layout=None):
+    """torch.range (deprecated, warns): values from start to end *inclusive* by step, in
+    the default dtype unless given, computed as ATen's range_cpu (start + i * step in
+    double; in float for half types, in int64 for integral ones).
+
+    >>> import warnings, eagergrad as torch
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     torch.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
+    import warnings
+    warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=2)
+    _strided(layout)
+    dt = _dt(dtype)
+    if dt is D.bool_ or dt.is_complex:
+        raise NotImplementedError(f"\"range_cpu\" not implemented for '{dt.scalar_name}'")
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    acc = np.int64 if dt._kind == 1 else np.float32 if dt.itemsize < 4 else np.float64
+    xs, xe, xst = (acc(int(v) if acc is np.int64 else v) for v in (start, end, step))
+    if xst == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(float(xs)) and math.isfinite(float(xe))):
+        raise RuntimeError(f"unsupported range: {float(xs):g} -> {float(xe):g}")
+    if not (xst > 0 and xe >= xs or xst < 0 and xe <= xs):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    with np.errstate(all="ignore"):
+        n = int((xe - xs) // xst if acc is np.int64 else (xe - xs) / xst) + 1
+        host = xs + np.arange(n, dtype=acc) * xst
+    return _finish(jax.device_put(host.astype(dt.np)), dt, device, requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """torch.frombuffer: a 1-D tensor of the bytes of a buffer-protocol object read as
+    `dtype` (`count` items from byte `offset`; -1: all). A copy: jax arrays cannot share
+    the buffer's memory, so later writes to the buffer do not reach the tensor.
+
+    >>> import eagergrad as torch
+    >>> torch.frombuffer(bytearray(b"\\x01\\x02\\x03\\x04"), dtype=torch.int16, offset=2)
+    tensor([1027], dtype=torch.int16)
+    """
+    dt = D.as_dtype(dtype)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if not view.contiguous:
+        raise RuntimeError("could not retrieve buffer from object")
+    raw = view.cast("B") if view.ndim else view.tobytes()
+    length, size = len(raw), dt.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    data = np.frombuffer(raw, np.uint8, count * size, offset)
+    host = data != 0 if dt is D.bool_ else data.view(dt.np)
+    return _finish(jax.device_put(np.array(host)), dt, None, requires_grad)
+
+
+def _window_args(name, window_length, periodic, dtype, layout, device, overloads):
+    """The checks of torch's window functions (window_function_checks), in its order:
+    the arguments' types, the layout, a floating dtype, a non-negative length."""
+    if isinstance(window_length, bool) or not hasattr(type(window_length), "__index__") or (
+            isinstance(window_length, Tensor) and window_length.dtype._kind != 1):
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type(window_length).__name__}")
+    n = window_length.__index__()
+    if not isinstance(periodic, bool):
+        got = ", ".join(type(v).__name__ for v in (window_length, periodic))
+        opts = ("torch.dtype dtype = None, torch.layout layout = None, torch.device device "
+                "= None, bool pin_memory = False, bool requires_grad = False")
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n" + "".join(
+                            f" * (int window_length{o}, *, {opts})\n" for o in overloads))
+    dt = _dt(dtype)
+    if layout is _layouts.sparse_coo or not dt.is_differentiable:
+        default = " (default)" if dtype is None and name == "hann_window" else ""
+        lay = "Strided (default)" if layout is None else \
+            "Strided" if layout is _layouts.strided else "Sparse"
+        options = (f"TensorOptions(dtype={dt.cpp_name}{default}, device=cpu, layout={lay}, "
+                   "requires_grad=false (default), pinned_memory=false, "
+                   "memory_format=(nullopt))")
+        if layout is _layouts.sparse_coo:
+            raise RuntimeError(f"{name} is not implemented for sparse types, got: {options}")
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {options}")
+    _strided(layout)
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={n}")
+    if n > 1 and dt.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dt.scalar_name}'")
+    return n, dt
+
+
+def _window(values, n, periodic, dt, device, requires_grad):
+    """A window of n values: empty, [1], or values(N) (an opmath array function of the
+    positions 0..N-1, N = n + 1 for a periodic window, whose last value is dropped)."""
+    if n <= 1:
+        host = np.ones(n, dt.np)
+    else:
+        big = n + 1 if periodic else n
+        host = values(big)[:n] if periodic else values(big)
+    return _finish(jax.device_put(np.asarray(host, dt.np)), dt, device, requires_grad)
+
+
+def _opmath(dt):
+    """ATen's per-op arithmetic for a window: each op computed in float (double for
+    float64) and rounded to dt; its scalar operand is rounded to dt first (as ATen's window
+    functions' in-place ops with a C++ Scalar do)."""
+    op = np.float64 if dt is D.float64 else np.float32
+
+    def r(x):
+        return np.asarray(x, op).astype(dt.np).astype(op)
+
+    def c(v):
+        return op(np.asarray(v, op).astype(dt.np))
+    return c, r
+
+
+def _positions(big, dt):
+    """arange(big) in dt, in its op precision."""
+    op = np.float64 if dt is D.float64 else np.float32
+    return np.arange(big, dtype=np.float64).astype(dt.np).astype(op)
+
+
+_TWO = ("", ", bool periodic")
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False):
+    """torch.hann_window: 0.5 - 0.5 cos(2 pi n / (N - 1)); periodic windows (the default)
+    are the first window_length values of the window one longer.
+
+    >>> import eagergrad as torch
+    >>> torch.hann_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    n, dt = _window_args("hann_window", window_length, periodic, dtype, layout, device, _TWO)
+    return _window(_hamming(dt, 0.5, 0.5), n, periodic, dt, device, requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, pin_memory=False, requires_grad=False):
+    """torch.hamming_window: alpha - beta cos(2 pi n / (N - 1)).
+
+    >>> import eagergrad as torch
+    >>> torch.hamming_window(3, False)
+    tensor([0.0800, 1.0000, 0.0800])
+    """
+    n, dt = _window_args("hamming_window", window_length, periodic, dtype, layout, device,
+                         _TWO + (", bool periodic, float alpha",
+                                 ", bool periodic, float alpha, float beta"))
+    return _window(_hamming(dt, float(alpha), float(beta)), n, periodic, dt, device,
+                   requires_grad)
+
+
+def _hamming(dt, alpha, beta):
+    op, r = _opmath(dt)
+
+    def values(big):
+        w = r(_positions(big, dt) * op(2 * math.pi / (big - 1)))
+        return r(r(r(np.cos(w)) * op(-beta)) + op(alpha))
+    return values
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """torch.bartlett_window: the triangle 1 - |2n / (N - 1) - 1|.
+
+    >>> import eagergrad as torch
+    >>> torch.bartlett_window(5, False)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
+    """
+    n, dt = _window_args("bartlett_window", window_length, periodic, dtype, layout, device,
+                         _TWO)
+    op, r = _opmath(dt)
+
+    def values(big):
+        w = r(_positions(big, dt) * op(2.0 / (big - 1)))
+        half = ((big - 1) >> 1) + 1
+        w[half:] = r(r(w[half:] * op(-1)) + op(2))
+        return w
+    return _window(values, n, periodic, dt, device, requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """torch.blackman_window: 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1)).
+
+    >>> import eagergrad as torch
+    >>> torch.blackman_window(5, periodic=False, dtype=torch.float64).argmax()
+    tensor(2)
+    """
+    n, dt = _window_args("blackman_window", window_length, periodic, dtype, layout, device,
+                         _TWO)
+    op, r = _opmath(dt)
+
+    def values(big):
+        w = r(_positions(big, dt) * op(math.pi / (big - 1)))
+        four = r(r(np.cos(r(w * op(4)))) * op(0.08))
+        two = r(r(np.cos(r(w * op(2)))) * op(0.5))
+        return r(r(four - two) + op(0.42))
+    return _window(values, n, periodic, dt, device, requires_grad)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, pin_memory=False, requires_grad=False):
+    """torch.kaiser_window: I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta), a = (N - 1) / 2.
+
+    >>> import eagergrad as torch
+    >>> torch.kaiser_window(3, False, 0.0)
+    tensor([1., 1., 1.])
+    """
+    n, dt = _window_args("kaiser_window", window_length, periodic, dtype, layout, device,
+                         _TWO + (", bool periodic, float beta",))
+    beta = float(beta)
+
+    def values(big):
+        a = (big - 1) / 2.0
+        k = np.arange(big, dtype=np.float64).astype(dt.np).astype(np.float64)
+        return np.i0(beta * np.sqrt(np.abs(1 - ((k - a) / a) ** 2))) / np.i0(beta)
+    return _window(values, n, periodic, dt, device, requires_grad)
+
+
+for _f in (torch_range, frombuffer, hann_window, hamming_window, bartlett_window,
+           blackman_window, kaiser_window):
+    _f.__module__ = "eagergrad"
+torch_range.__name__ = torch_range.__qualname__ = "range"
+del _f
 
 
 # ---- random numbers: jax keys, split on every draw ----------------------------------------
@@ -413,7 +725,11 @@ def manual_seed(seed):
     return _global_seed[0]
 
 
-seed = manual_seed
+def seed():
+    """torch.seed: seed the global generator from the operating system's randomness;
+    returns the seed."""
+    import secrets
+    return manual_seed(secrets.randbits(63))
 
 
 def seed_thread(seed):
@@ -438,6 +754,43 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     _rng.key = _key_of_state(new_state)
+
+
+class _DefaultGenerator(Generator):
+    """torch.default_generator: the global stream (manual_seed, get_rng_state, ...) as a
+    Generator, for the `generator=` arguments and its own methods.
+
+    >>> import eagergrad as torch
+    >>> a = torch.rand(2, generator=torch.default_generator.manual_seed(4))
+    >>> bool((a == torch.rand(2, generator=torch.Generator().manual_seed(4))).all())
+    True
+    """
+
+    def __init__(self):
+        self.device = _device("cpu")
+
+    def manual_seed(self, seed):
+        manual_seed(seed)
+        return self
+
+    def seed(self):
+        return seed()
+
+    def initial_seed(self):
+        return initial_seed()
+
+    def get_state(self):
+        return get_rng_state()
+
+    def set_state(self, new_state):
+        set_rng_state(new_state)
+        return self
+
+    def _split(self):
+        return _draw_key(None)
+
+
+default_generator = _DefaultGenerator()
 
 
 def _key_of_state(state):

@@ -210,6 +210,41 @@ def _chain_matmul(*matrices, out=None):
     return multi_dot(matrices)
 
 
+def _frobenius_norm(input, dim, keepdim=False):
+    # (torch.frobenius_norm: deprecated, beside chain_matmul; eagergrad/__init__ exports it)
+    """torch.frobenius_norm (deprecated, warned once): at::norm(input, 2, dim, keepdim), at
+    most two dims (none: all), one NormBackward1 node.
+
+    >>> import warnings, eagergrad as torch
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     torch.frobenius_norm(torch.tensor([[3.0, 4.0]]), (0, 1))
+    tensor(5.)
+    """
+    from ._shapes import wrap_dim
+    from .ops.distance import NORM_DIM
+    from .ops._table import call_op
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if isinstance(keepdim, int) and not isinstance(keepdim, bool):
+        raise TypeError("frobenius_norm(): argument 'keepdim' must be bool, not int")
+    _P._warn_once("frobenius_norm", "at::frobenius_norm is deprecated and it is just left for "
+                  "JIT compatibility. It will be removed in a future PyTorch release. Please "
+                  "use `linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           "instead.")
+    if not input.dtype.is_differentiable:
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {input.dtype.scalar_name} instead.")
+    wrapped = [wrap_dim(d, input.ndim) for d in dims]
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not wrapped or not input.ndim:
+        wrapped = list(range(input.ndim))
+    return call_op(NORM_DIM, (input,), (2.0, tuple(wrapped), bool(keepdim)))
+
+
 def _sizes(t):
     return "[" + ", ".join(map(str, t._shape)) + "]"
 

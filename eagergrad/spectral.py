@@ -4,8 +4,8 @@ middle, _fft_r2c / _fft_c2c per frame (FftR2CBackward0, ...), transposed to (fre
 the inverse by overlap-add (fold) divided by the window's squared envelope.
 
 >>> import eagergrad as torch
->>> torch.stft(torch.ones(8), 4, return_complex=True).shape
-torch.Size([3, 3])
+>>> torch.stft(torch.ones(8), 4, window=torch.ones(4), return_complex=True).shape
+torch.Size([3, 9])
 """
 import warnings
 
@@ -120,9 +120,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     norm = "ortho" if normalized else "backward"
     out = _fft.rfft(x, norm=norm) if (sided and not complex_fft) else _fft.fft(x, norm=norm)
-    out = out.transpose(1, 2)
+    out = out.transpose_(1, 2)
     if one:
-        out = out.squeeze(0)
+        out = out.squeeze_(0)
     return out if ret_complex else view_as_real(out)
 
 

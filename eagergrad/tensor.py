@@ -13,7 +13,8 @@ from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
 from ._shapes import wrap_dim as _wrap_dim
 from ._torch_names import missing
-from ._storage import Storage, VersionCounter, contiguous_strides, view_of, write_into
+from ._storage import (Storage, VersionCounter, contiguous_strides, relative_chain,
+                       view_of, write_into)
 from .size import Size
 from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
 
@@ -61,7 +62,11 @@ def _tangent(t):
     if b is not None:
         fb = getattr(b, "_fw", None)
         if fb is not None and fb[0] == FWD.gen:
-            tv = _view_over(fb[1], t._vchain[len(b._vchain or ()):])
+            chain = relative_chain(t._vchain, b._vchain)
+            if chain is None:
+                raise NotImplementedError("eagergrad does not implement forward AD through a "
+                                          "view made before as_strided_ changed its base yet")
+            tv = _view_over(fb[1], chain)
             t._fw = (FWD.gen, tv)
             return tv
     return None
@@ -248,6 +253,48 @@ class Tensor:
     def get_device(self):
         d = self.device
         return -1 if d.type == "cpu" else d.index
+
+    @property
+    def itemsize(self):
+        """The size of an element in bytes (element_size())."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """The bytes of this tensor's elements, numel() * itemsize (a view's own)."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def is_nonzero(self):
+        return is_nonzero(self)
+
+    def is_same_size(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError("is_same_size(): argument 'other' (position 1) must be Tensor, "
+                            f"not {type(other).__name__}")
+        return self._shape == other._shape
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from the outermost to the innermost in memory (torch's dim_order, with
+        its checks: `ambiguity_check` True, or a list of memory formats one of which the
+        tensor must be in, raises when the order is not unique).
+
+        >>> import eagergrad as torch
+        >>> torch.empty(2, 3, 5, 7).transpose(1, 2).dim_order()
+        (0, 2, 1, 3)
+        """
+        return _dim_order(self._shape, self.stride(), ambiguity_check)
+
+    def is_shared(self):
+        """False: a storage is a jax array of this process, never in shared memory."""
+        return False
+
+    def share_memory_(self):
+        raise NotImplementedError(
+            "eagergrad does not implement torch.Tensor.share_memory_: a tensor's storage is a "
+            "jax array of this process, which other processes cannot share")
 
     def cpu(self, memory_format=None):
         """This tensor on the CPU: itself when it is there already, as torch."""
@@ -479,6 +526,8 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
+        if self.numel() == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous")
@@ -522,6 +571,100 @@ class Tensor:
         if self.grad is not None:
             t.grad = self.grad.clone()
         return t
+
+
+# torch's device and layout predicates: eagergrad's tensors are dense (strided), on the CPU
+# or a jax GPU, never quantized or nested
+for _name in ("meta", "mps", "xla", "xpu", "ipu", "maia", "mtia", "vulkan"):
+    setattr(Tensor, "is_" + _name, property(lambda self, _t=_name: self.device.type == _t,
+                                            doc=f"Whether the tensor is on a {_name} device."))
+for _name in ("mkldnn", "nested", "quantized", "sparse", "sparse_csr"):
+    setattr(Tensor, "is_" + _name, property(lambda self: False,
+                                            doc=f"False: no eagergrad tensor is {_name}."))
+del _name
+
+
+def _dim_order(sizes, strides, ambiguity_check):
+    """Tensor.dim_order (torch/_tensor.py, with _prims_common's
+    compute_elementwise_output_logical_to_physical_perm for one tensor)."""
+    if not isinstance(ambiguity_check, bool) and not (
+            isinstance(ambiguity_check, list) and
+            all(isinstance(f, _layouts.memory_format) for f in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                        "formats.")
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    if (ambiguity_check is not False and (any(a == b for a, b in zip(strides, strides[1:])) or
+                                          1 in sizes) and
+            sum(_contiguous_as(sizes, strides, f, True) for f in formats) != 1):
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact "
+                           "one of the given memory formats.")
+    nd = len(sizes)
+    if nd < 2:
+        return tuple(range(nd))
+    contiguous = _contiguous_as(sizes, strides, _layouts.contiguous_format)
+    channels_last = _contiguous_as(sizes, strides, _layouts.channels_last)
+    if contiguous and not channels_last:
+        return tuple(range(nd))
+    if channels_last and not contiguous:
+        return (0, *range(2, nd), 1)
+
+    def ge(a, b):
+        return True if b == 0 else False if a == 0 else a >= b or a % b == 0
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(sizes[b], sizes[a]) else 1
+        return -1 if ge(sb, sa) else 1 if ge(sa, sb) else 0
+
+    perm = list(reversed(range(nd)))  # (an insertion sort, back to front)
+    for i in range(1, nd):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(nd - 1)):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))
+
+
+def _contiguous_as(sizes, strides, fmt, aten=False):
+    """Whether (sizes, strides) is contiguous in memory format `fmt`: _prims_common's
+    checks, or (aten) TensorImpl::is_contiguous(fmt)'s."""
+    name = fmt._name
+    if name in ("channels_last", "channels_last_3d"):
+        order = (1, 3, 2, 0) if name == "channels_last" else (1, 4, 3, 2, 0)
+        if len(sizes) != len(order):
+            return False
+        expected = 1
+        for d in order:
+            if sizes[d] != 1:
+                if strides[d] != expected:
+                    return False
+                expected *= sizes[d]
+        return True
+    if name != "contiguous_format" and not aten:
+        raise RuntimeError(f"is_contiguous received unsupported memory format torch.{name}")
+    numel = 1
+    for n in sizes:
+        numel *= n
+    if numel < (1 if aten else 2):
+        return True
+    expected = expected_max = 1
+    for n, s in reversed(tuple(zip(sizes, strides))):
+        if n == 1:
+            continue
+        if s != expected and (aten or s != expected_max):
+            return False
+        expected *= n
+        expected_max *= max(n, 1)
+    return True
 
 
 _grad_slot = Tensor._grad  # the slot behind the checked .grad property below
@@ -647,6 +790,81 @@ def is_complex(input):
     return input.dtype.is_complex
 
 
-for _f in (is_tensor, numel, is_floating_point, is_complex):
+# ---- torch.<name>(input) of tensor facts (the Tensor methods of the same name) ------------
+def _tensor_arg(fn, v, arg="input", pos=1):
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(v).__name__}")
+    return v
+
+
+def is_signed(input):
+    """Whether the dtype holds negative values (every dtype but uint8 and bool).
+
+    >>> import eagergrad as torch
+    >>> torch.is_signed(torch.ones(1)), torch.is_signed(torch.ones(1, dtype=torch.uint8))
+    (True, False)
+    """
+    return _tensor_arg("is_signed", input).dtype.is_signed
+
+
+def is_nonzero(input):
+    """Whether a one-element tensor is not zero (NaN is nonzero); more or fewer elements
+    raise, as `bool(tensor)`.
+
+    >>> import eagergrad as torch
+    >>> torch.is_nonzero(torch.tensor([0.0])), torch.is_nonzero(torch.tensor([[2]]))
+    (False, True)
+    """
+    n = _tensor_arg("is_nonzero", input).numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_same_size(input, other):
+    """Whether the two tensors have the same shape."""
+    _tensor_arg("is_same_size", input)
+    _tensor_arg("is_same_size", other, "other", 2)
+    return tuple(input._shape) == tuple(other._shape)
+
+
+def is_inference(input):
+    """Whether the tensor was made in inference mode (or is a view of one that was)."""
+    return _tensor_arg("is_inference", input).is_inference()
+
+
+def get_device(input):
+    """The index of the tensor's device, -1 for the CPU."""
+    return _tensor_arg("get_device", input).get_device()
+
+
+def detach(input):
+    """input.detach(): the same values and storage, no history."""
+    return _tensor_arg("detach", input).detach()
+
+
+def is_distributed(input):
+    """Whether the tensor is distributed across processes (never, in eagergrad)."""
+    _tensor_arg("is_distributed", input)
+    return False
+
+
+def public_typename(obj, /):
+    """torch.typename: a tensor's legacy type ('torch.FloatTensor'), else "module.Class"
+    (the builtins without a module).
+
+    >>> import eagergrad as torch
+    >>> torch.typename(torch.tensor([1, 2])), torch.typename(3)
+    ('torch.LongTensor', 'int')
+    """
+    return obj.type() if isinstance(obj, Tensor) else typename(obj)
+
+
+public_typename.__name__ = public_typename.__qualname__ = "typename"
+for _f in (is_tensor, numel, is_floating_point, is_complex, is_signed, is_nonzero,
+           is_same_size, is_inference, get_device, detach, is_distributed, public_typename):
     _f.__module__ = "eagergrad"  # (torch's report "torch")
 del _f

@@ -8,6 +8,7 @@ finds eagergrad's version of the op: the same-named attribute of the matching na
 for torch's builtins and methods, and for the Python functions and lambdas the database
 defines, the same code with `torch` (and `F`, `np` stays numpy) rebound to eagergrad.
 """
+import dataclasses
 import types
 
 import numpy as np
@@ -194,6 +195,9 @@ class Converter:
             raise Unconvertible("torch.Generator argument")
         if isinstance(x, torch.nn.Module):
             return self.module(x)
+        if isinstance(x, torch.nn.LinearCrossEntropyOptions):  # (a dataclass of torch.nn's)
+            return eg.nn.LinearCrossEntropyOptions(
+                **{f.name: self(getattr(x, f.name)) for f in dataclasses.fields(x)})
         if isinstance(x, tuple) and hasattr(x, "_fields"):
             return type(x)(*map(self, x))
         if isinstance(x, (list, tuple)):

@@ -551,6 +551,7 @@ SAMPLES.update({
         S(lambda m, x: x.norm(p=math.inf), F(3, 4), name="p=inf"),
         S(lambda m, x: x.norm(), C(3, 4), name="complex"),
         S(lambda m, x: x.norm(dim=1), C(3, 4), name="complex dim"),
+        S(lambda m, x: m.norm(x, None, (0, 1)), F(3, 4), name="p=None, 2 dims"),
     ],
     "logsumexp": [
         S(lambda m, x: m.logsumexp(x, 1), F(3, 4)),
@@ -885,9 +886,11 @@ from _samples_fft import SAMPLES as _FFT  # noqa: E402
 from _samples_tensor_ops import SAMPLES as _TENSOR_OPS  # noqa: E402
 from _samples_special import SAMPLES as _SPECIAL_FNS  # noqa: E402
 from _samples_scan import SAMPLES as _SCAN  # noqa: E402
+from _samples_copies import SAMPLES as _COPIES  # noqa: E402
+from _samples_inplace_views import SAMPLES as _INPLACE_VIEWS  # noqa: E402
 SAMPLES.update(_SORTING)
 for _group in (_LINALG, _NN, _NORM, _CONV, _ACT, _BN, _RNN, _ATT, _SPATIAL, _FFT,
-               _RANDOM, _TENSOR_OPS, _SPECIAL_FNS, _SCAN):
+               _RANDOM, _TENSOR_OPS, _SPECIAL_FNS, _SCAN, _COPIES, _INPLACE_VIEWS):
     for _k, _v in _group.items():
         SAMPLES.setdefault(_k, []).extend(_v)
 

@@ -30,6 +30,18 @@ SAMPLES = {
         S(lambda m, x, w, rm, rv: _bn(m, x, w, None, rm, rv, training=False), F(2, 3, 2, 2),
           F(3), F(3, rg=False), F(3, **RV), name="eval: the running stats, 4-d"),
     ],
+    "native_batch_norm_legit": [
+        S(lambda m, x, w, b, rm, rv: m._native_batch_norm_legit(x, w, b, rm, rv, True, 0.1,
+                                                               1e-5),
+          F(4, 3, 2), F(3), F(3), F(3, rg=False), F(3, **RV), name="training, running stats"),
+        S(lambda m, x, w, rm, rv: m._native_batch_norm_legit(x, w, None, rm, rv, False, 0.1,
+                                                            1e-5),
+          F(2, 3, 2), F(3), F(3, rg=False), F(3, **RV), name="eval"),
+    ],
+    "native_batch_norm_legit_no_stats": [
+        S(lambda m, x, w, b: m._native_batch_norm_legit(x, w, b, True, 0.1, 1e-5), F(4, 3, 2),
+          F(3), F(3), name="no running stats"),
+    ],
     "native_group_norm": [
         S(_gn, F(2, 4, 3), F(4), F(4), name="2 groups, weight, bias"),
         S(lambda m, x: m.native_group_norm(x, None, None, 3, 6, 1, 3, 1e-3), F(3, 6),
@@ -59,3 +71,6 @@ SPECIAL = {
 }
 
 SMOOTH = {"repeat": "linear (a copy of its input): no special points"}
+SMOOTH.update(dict.fromkeys(
+    ("native_batch_norm_legit", "native_batch_norm_legit_no_stats"),
+    "native_batch_norm's kernel and formulas under another node: its SPECIAL points"))

@@ -267,6 +267,17 @@ SAMPLES.update({
         S(lambda m, x, t: m.linalg.householder_product(x, t), C(3, 2, lo=-1.0, hi=1.0),
           C(2, lo=-0.5, hi=-0.1), name="complex", double_backward=False),
     ],
+    "ormqr": [
+        S(lambda m, x, t, c: m.ormqr(x, t, c), F(4, 3, lo=-1.0, hi=1.0),
+          F(3, lo=-0.5, hi=-0.1), F(4, 2)),
+        S(lambda m, x, t, c: x.ormqr(t, c, left=False, transpose=True),
+          F(2, 3, 2, lo=-1.0, hi=1.0), F(2, 2, lo=-0.5, hi=-0.1), F(2, 4, 3),
+          name="right, transposed, batched"),
+        S(lambda m, x, t, c: m.ormqr(x, t, c, True, True), F(2, 4, lo=-1.0, hi=1.0),
+          F(2, lo=-0.5, hi=-0.1), F(2, 3), name="wide reflectors, transposed"),
+        S(lambda m, x, t, c: m.ormqr(x, t, c, left=False), C(3, 2, lo=-1.0, hi=1.0),
+          C(2, lo=-0.5, hi=-0.1), C(2, 3), name="complex, right"),
+    ],
 })
 
 _ANALYTIC_INV = "rational in A's entries, analytic wherever A is invertible (no kinks)"
@@ -280,6 +291,7 @@ SMOOTH = {
                  "deficient input has no derivative)",
     "geqrf": "torch has no derivative for it (backward raises): nothing to sweep",
     "linalg_householder_product": "a polynomial in input and tau: no special points",
+    "ormqr": "a polynomial in input, tau and other: no special points",
 }
 
 
@@ -360,6 +372,8 @@ SAMPLES.update({
           name="linalg.norm nuc, dtype", fd=False),
         S(lambda m, x: m.nuclear_norm(_generic(m, x.mT).mT, dim=(0, 1), keepdim=True),
           F(4, 3), name="torch.nuclear_norm"),
+        S(lambda m, x: m.norm(_generic(m, x), "nuc", dim=(2, 1), keepdim=True), F(3, 2, 4),
+          name="torch.norm nuc"),
         S(lambda m, x: m.linalg.cond(_generic(m, x)), F(3, 3), name="linalg.cond"),
         S(lambda m, x: m.linalg.cond(_generic(m, x), -2), F(2, 3, 4), name="linalg.cond -2"),
         S(lambda m, x: m.linalg.cond(_generic(m, x), "nuc"), C(3, 3),

@@ -254,6 +254,9 @@ MARGIN_SAMPLES = {
           name="pairwise_distance p 1.5, broadcast, keepdim"),
         S(lambda m, a, p, n: _nnf(m).triplet_margin_loss(a, p, n, swap=True, reduction="sum"),
           F(3, 4), F(3, 4), F(3, 4), name="triplet_margin_loss swap"),
+        S(lambda m, x: m.frobenius_norm(x, (0, 1)), F(3, 4), name="frobenius_norm"),
+        S(lambda m, x: m.frobenius_norm(x, (-1,), True), F(2, 3, 4),
+          name="frobenius_norm last dim, keepdim"),
     ],
     "soft_margin_loss": [
         S(lambda m, x, y: _nnf(m).soft_margin_loss(x, y), F(3, 4),

@@ -170,6 +170,77 @@ SAMPLES = {
           V([-1.0, 0.0, 2.0], rg=False), F(12, rg=False), backward_error="histogram",
           name="weight density"),
     ],
+    # histogramdd: _histogramdd_bin_edges and _from_bin_cts (int bins), _from_bin_tensors
+    "_histogramdd_bin_edges": [
+        S(lambda m, x: m.histogramdd(x, [2, 3]).bin_edges, F(8, 2),
+          backward_error="derivative for aten::_histogramdd_bin_edges"),
+        S(lambda m, x, w: m.histogramdd(x, 3, weight=w, range=[-1.0, 1.0, 0.0, 2.0, -2, 0]
+                                        ).bin_edges, F(2, 4, 3), F(2, 4),
+          backward_error="_histogramdd_bin_edges", name="3-d, weight, range"),
+    ],
+    "_histogramdd_from_bin_cts": [
+        S(lambda m, x: m.histogramdd(x, [2, 3]).hist, F(8, 2),
+          backward_error="derivative for aten::_histogramdd_from_bin_cts"),
+        S(lambda m, x, w: m.histogramdd(x, [3, 2, 2], weight=w, density=True).hist,
+          F(2, 4, 3), F(2, 4), backward_error="_histogramdd_from_bin_cts",
+          name="3-d, weight, density"),
+        S(lambda m, x: m.histogramdd(x, 2, range=[0.0, 3.0, 0.0, 3.0]).hist,
+          V([[0.0, 3.0], [1.5, 1.5], [3.0, 0.0], [-1.0, 1.0], [NAN, 1.0]], rg=False),
+          nondiff=True, name="at the edges, outside, NaN"),
+    ],
+    "_histogramdd_from_bin_tensors": [
+        S(lambda m, x, a, b: m.histogramdd(x, [a, b]).hist, F(8, 2),
+          V([-1.0, 0.0, 0.5, 2.0], rg=False), V([-2.0, 0.0, 1.0], rg=False),
+          backward_error="derivative for aten::_histogramdd_from_bin_tensors"),
+        S(lambda m, x, a, b, w: m.histogramdd(x, [a, b], weight=w, density=True).hist,
+          F(8, 2), V([-1.0, 0.0, 0.5, 2.0]), V([-2.0, 0.0, 1.0], rg=False), F(8),
+          backward_error="_histogramdd_from_bin_tensors", name="weight density"),
+    ],
+    # isin (isin_default_kernel's brute force or isin_sorting, by torch's size heuristic)
+    "isin": [
+        S(lambda m, x, y: m.isin(x, y), T("int64", 3, 4, lo=0, hi=6), I([1, 3]), nondiff=True),
+        S(lambda m, x, y: m.isin(x, y, invert=True), V([NAN, 0.0, -0.0, 1.5, 2.0]),
+          V([NAN, -0.0, 2.0] * 5), nondiff=True, name="sorting, NaN, signed zeros, invert"),
+        S(lambda m, x, y: m.isin(x, y, assume_unique=True), I([1, 1, 2, 3]),
+          I([1] * 12 + [5, 5]), nondiff=True, name="sorting, assume_unique, duplicates"),
+        S(lambda m, x, y: m.isin(x, y), F(3), I([0, 1]), nondiff=True, name="float and int"),
+        S(lambda m, y: m.isin(1.0, y), I([0, 1]), nondiff=True, name="number, tensor"),
+    ],
+    "nonzero_static": [
+        S(lambda m, x: m.nonzero_static(x, size=5), V([[1.0, 0.0, -0.0], [NAN, 2.0, 0.0]]),
+          nondiff=True),
+        S(lambda m, x: x.nonzero_static(size=2, fill_value=7), T("int64", 3, 4, lo=-1, hi=2),
+          nondiff=True, name="cut, method"),
+        S(lambda m, x: m.nonzero_static(x, size=3), C(2, 2), nondiff=True, name="complex"),
+        S(lambda m, x: m.nonzero_static(x, size=2), F(), nondiff=True, name="0-dim"),
+        S(lambda m, x: m.nonzero_static(x, size=2, fill_value=-3), F(2, 0, 3), nondiff=True,
+          name="empty"),
+    ],
+    # torch's composites of the ops above them: cov (mm), corrcoef (clamp), gradient (cat),
+    # unravel_index (floor_divide), Tensor.__rdiv__ (reciprocal)
+    "mm": [
+        S(lambda m, x: m.cov(x), F(3, 5), name="cov"),
+        S(lambda m, x, a: m.cov(x, correction=2, fweights=m.tensor([1, 2, 1, 3, 1]),
+                                aweights=a), F(3, 5), V([0.3, 1.2, 0.7, 0.5, 0.9]),
+          name="cov weights"),
+        S(lambda m, x: x.cov(correction=0), C(2, 4), name="cov complex"),
+        S(lambda m, x: m.cov(x), C(4), name="cov one complex variable"),
+    ],
+    "clamp": [
+        S(lambda m, x: m.corrcoef(x), F(3, 5), name="corrcoef"),
+        S(lambda m, x: x.corrcoef(), C(2, 4), name="corrcoef complex"),
+    ],
+    "cat": [
+        S(lambda m, x: m.gradient(x, spacing=[2.0, 0.5], edge_order=2), F(4, 5), name="gradient"),
+        S(lambda m, x: m.gradient(x, dim=1), F(3, 4), name="gradient dim"),
+        S(lambda m, x, c: m.gradient(x, spacing=[c], dim=1, edge_order=2), F(3, 5),
+          V([0.0, 1.0, 1.5, 3.0, 4.0]), name="gradient at coordinates"),
+    ],
+    "floor_divide": [
+        S(lambda m, i: m.unravel_index(i, (3, 4)), I([[0, 5], [11, 7]]), nondiff=True,
+          name="unravel_index"),
+    ],
+    "reciprocal": [S(lambda m, x: x.__rdiv__(2.0), F(3, lo=0.5, hi=2.0), name="__rdiv__")],
     # quantile: sort, gather, lerp_, then squeeze_ (scalar q) or unsqueeze_(0),
     # transpose_(0, -1), squeeze_(-1) (a q vector)
     "lerp": [
@@ -438,3 +509,6 @@ SMOOTH.update({
 for _k in ("_unique2", "unique_dim", "unique_consecutive", "scatter_reduce_arg",
            "scatter_value_reduce", "histogram", "histogram_bins"):
     SMOOTH[_k] = _NOT_IMPL
+SMOOTH.update(dict.fromkeys(("isin", "nonzero_static"), _NONDIFF))
+SMOOTH.update(dict.fromkeys(("_histogramdd_bin_edges", "_histogramdd_from_bin_cts",
+                             "_histogramdd_from_bin_tensors"), _NOT_IMPL))

@@ -144,6 +144,24 @@ SAMPLES["grid_sampler_2d_backward"] = [
 SAMPLES["_grid_sampler_2d_double_backward"] = [
     S(_gs("bilinear", "zeros", True), F(1, 1, 3, 3), V(_GRID),
       name="bilinear zeros (double backward)")]
+# (no coordinate on the lattice or half way between its points, for sizes 2-4: no kinks)
+_GRID3 = [[[[[-0.83, -0.27, 0.41], [0.19, 0.73, -0.47]],
+            [[1.31, 0.11, 0.29], [0.43, -1.17, 0.79]]],
+           [[[0.07, 0.53, -0.71], [-0.61, 0.37, 1.13]],
+            [[0.23, -0.13, 0.03], [0.63, 0.89, -0.93]]]]]
+SAMPLES["grid_sampler_3d"] = [
+    S(_gs("bilinear", "zeros", False), F(1, 2, 2, 3, 4), V(_GRID3), name="5-d bilinear zeros"),
+    S(_gs("bilinear", "reflection", True), F(1, 1, 3, 2, 3), V(_GRID3),
+      name="5-d bilinear reflection align_corners"),
+    S(lambda m, x, g: m.grid_sampler_3d(x, g, 1, 1, False), F(1, 2, 2, 3, 3), V(_GRID3),
+      name="nearest border"),
+]
+SAMPLES["grid_sampler_3d_backward"] = [
+    S(_gs("bilinear", "border", False), F(1, 1, 2, 3, 2), V(_GRID3),
+      name="5-d bilinear border (double backward)")]
+SAMPLES["_grid_sampler_3d_double_backward"] = [
+    S(_gs("bilinear", "zeros", True), F(1, 1, 3, 2, 2), V(_GRID3),
+      name="5-d bilinear zeros (double backward)")]
 SAMPLES["affine_grid_generator"] = [
     S(lambda m, t: _f(m).affine_grid(t, (2, 1, 3, 4), align_corners=False), F(2, 2, 3),
       name="affine_grid"),
@@ -157,6 +175,14 @@ SPECIAL = {
         S(_gs("bilinear", "zeros", True), F(1, 1, 3, 3),
           V([[[[0.0, 0.0], [1.0, -1.0]], [[-1.0, 0.5], [0.5, 1.0]]]]),
           jax=False, fd=False, name="grid points on the pixel lattice"),
+    ],
+    "grid_sampler_3d": [
+        S(_gs("bilinear", "zeros", True), F(1, 1, 3, 3, 3),
+          V([[[[[0.0, 0.0, 0.0], [1.0, -1.0, 0.5]], [[-1.0, 0.5, 1.0], [0.5, 1.0, -0.5]]]]]),
+          jax=False, fd=False, name="grid points on the voxel lattice"),
+        S(_gs("bilinear", "border", False), F(1, 1, 2, 3, 2),
+          V([[[[[-0.5, 0.0, 0.25], [1.5, -1.0, 0.75]], [[0.25, 1.0, -0.75], [0.0, 0.5, 2.0]]]]]),
+          jax=False, fd=False, name="border padding: points on the border and past it"),
     ],
     "embedding_bag": [
         S(_bag("max"), I([1, 2, 2, 0]), V([[1.0, 2.0], [1.0, 2.0], [1.0, -1.0]]),
@@ -177,6 +203,8 @@ SMOOTH.update(dict.fromkeys(("im2col", "col2im", "pixel_shuffle", "pixel_unshuff
 SMOOTH["affine_grid_generator"] = _LINEAR
 SMOOTH["grid_sampler_2d_backward"] = "its kinks are grid_sampler_2d's (SPECIAL there)"
 SMOOTH["_grid_sampler_2d_double_backward"] = "its kinks are grid_sampler_2d's (SPECIAL there)"
+SMOOTH["grid_sampler_3d_backward"] = "its kinks are grid_sampler_3d's (SPECIAL there)"
+SMOOTH["_grid_sampler_3d_double_backward"] = "its kinks are grid_sampler_3d's (SPECIAL there)"
 SMOOTH["adaptive_max_pool2d_backward"] = "linear in grad_output (a gather at the indices)"
 SMOOTH.update({f"{k}{b}": _LINEAR for k in _UPSAMPLE for b in ("", "_backward")})
 

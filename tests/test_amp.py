@@ -195,6 +195,8 @@ case("grid_sample", lambda L, F: F.grid_sample(P(L, 0, 1, 2, 4, 4, dtype=B),
                                                align_corners=False))
 case("grid_sampler_2d", lambda L, F: L.grid_sampler_2d(P(L, 0, 1, 2, 4, 4, dtype=B),
                                                        P(L, 1, 1, 3, 3, 2), 0, 0, False))
+case("grid_sampler_3d", lambda L, F: L.grid_sampler_3d(P(L, 0, 1, 2, 3, 3, 3, dtype=B),
+                                                       P(L, 1, 1, 2, 2, 2, 3), 0, 0, False))
 for _mode in ("reflect", "replicate", "constant", "circular"):
     case(f"pad_{_mode}_1d", lambda L, F, m=_mode: F.pad(P(L, 0, 1, 2, 5, dtype=B), (2, 1),
                                                         mode=m))
@@ -210,6 +212,7 @@ case("geqrf", lambda L, F: L.geqrf(P(L, 0, 3, 3, dtype=B, rg=False)))
 case("householder_product", lambda L, F: L.linalg.householder_product(
     P(L, 0, 3, 2, dtype=B), P(L, 1, 2, dtype=B)))
 case("orgqr", lambda L, F: L.orgqr(P(L, 0, 3, 2, dtype=B), P(L, 1, 2, dtype=B)))
+case("ormqr", lambda L, F: L.ormqr(P(L, 0, 3, 2, dtype=B), P(L, 1, 2, dtype=B), P(L, 2, 3, 2)))
 case("cdist", lambda L, F: L.cdist(P(L, 0, 3, 4, dtype=B), P(L, 1, 2, 4)))
 case("trace", lambda L, F: L.trace(P(L, 0, 3, 3, dtype=B)))
 case("fft_fft", lambda L, F: L.fft.fft(P(L, 0, 4, dtype=B)))

@@ -36,6 +36,7 @@ TORCH_NO_FORWARD_AD = frozenset({
     "_scaled_dot_product_flash_attention_for_cpu_backward", "embedding_bag",
     "_embedding_bag_backward", "_embedding_bag_per_sample_weights_backward",
     "grid_sampler_2d", "grid_sampler_2d_backward", "_grid_sampler_2d_double_backward",
+    "grid_sampler_3d", "grid_sampler_3d_backward", "_grid_sampler_3d_double_backward",
     "linalg_qr:3", "linalg_qr:4", "_cdist_forward", "_cdist_backward", "_euclidean_dist",
     "cholesky", "native_channel_shuffle", "conv_tbc", "bernoulli_p", "_standard_gamma",
     "_standard_gamma_grad", "_sample_dirichlet", "binomial", "_dirichlet_grad", "acosh_",

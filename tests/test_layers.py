@@ -12,14 +12,15 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
      "_shapes", "_layouts", "size", "device", "_repr", "cuda", "cpu", "backends",
-     "accelerator"],
+     "accelerator", "_settings", "_sym", "version", "torch_version", "futures"],
     ["tensor", "overrides"],
     ["engine"],
     ["ops", "creation"],
     ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp",
-     "spectral"],
+     "spectral", "random", "return_types"],
     ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
-     "__main__", "onnx", "_tensor_methods", "__init__"],
+     "__main__", "onnx", "_tensor_methods", "functional", "__init__", "jit", "compiler",
+     "multiprocessing"],
 ]
 
 

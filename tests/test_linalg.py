@@ -240,6 +240,14 @@ LINALG_ERRORS = {
                   "norm(): input dtype should be either floating point or complex. Got Long"),
     "dist broadcast": (lambda L: L.dist(_ones(L, 3), _ones(L, 4)),
                        "The size of tensor a (3) must match the size of tensor b (4)"),
+    "torch.norm nuc one dim": (lambda L: L.norm(_ones(L, 2, 3), "nuc", dim=0),
+                               "linalg.matrix_norm: dim must be a 2-tuple. Got 0"),
+    "torch.norm nuc 3-D": (lambda L: L.norm(_ones(L, 2, 2, 2), "nuc"),
+                           "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2"),
+    "torch.norm bad str": (lambda L: L.norm(_ones(L, 2, 2), "foo"),
+                           "linalg.matrix_norm: Order foo not supported."),
+    "torch.norm fro 3 dims": (lambda L: L.norm(_ones(L, 2, 2, 2), "fro", dim=(0, 1, 2)),
+                              "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2"),
 }
 
 

@@ -168,3 +168,14 @@ def test_boolean_dispatch_and_assert_int_or_pair_as_torch():
         F.assert_int_or_pair(3, "k", "{} bad")
         with pytest.raises(AssertionError, match="k bad"):
             F.assert_int_or_pair((1, 2, 3), "k", "{} bad")
+
+
+def test_scaled_mm_enums_as_torch():
+    """F.ScalingType / F.SwizzleType: the same members, values, reprs and lookups by value
+    (eagergrad has no scaled_mm; the enums are its arguments' types)."""
+    for name in ("ScalingType", "SwizzleType"):
+        a, b = getattr(eg.nn.functional, name), getattr(torch.nn.functional, name)
+        assert [(n, m.value) for n, m in a.__members__.items()] == \
+            [(n, m.value) for n, m in b.__members__.items()]
+        assert [repr(a(v)) for v in range(2)] == [repr(b(v)) for v in range(2)]
+        assert a.__name__ == b.__name__

@@ -378,6 +378,18 @@ def test_grid_sample_affine_grid_errors():
     same_error(G((1, 1, 2, 2), (1, 1, 1, 3)), "expected grid to have size 2 in last dimension")
     same_error(G((1, 1, 2, 2), (2, 1, 1, 2)), "to have same batch size")
     same_error(G((1, 1, 2, 2), (1, 1, 2)), "expected 4D input and grid")
+    same_error(G((1, 1, 2, 2, 2), (1, 1, 1, 1, 3), mode="bicubic"),
+               "bicubic interpolation only supports 4D input")
+    same_error(G((1, 1, 2, 2, 2), (1, 1, 1, 1, 2)), "expected grid to have size 3")
+    S3 = lambda xs, gs, *a, gdt=None: lambda L: L.grid_sampler_3d(
+        L.ones(xs), L.zeros(gs, dtype=gdt and getattr(L, gdt)), *a)
+    same_error(S3((1, 1, 0, 2, 2), (1, 1, 1, 1, 3), 0, 0, False),
+               "with dimension 2 being empty")
+    same_error(S3((1, 1, 2, 2), (1, 1, 1, 2), 0, 0, False), "expected 5D input and grid")
+    same_error(S3((2, 1, 2, 2, 2), (1, 1, 1, 1, 3), 0, 0, False), "same batch size")
+    same_error(S3((1, 1, 2, 2, 2), (1, 1, 1, 1, 3), 2, 0, False), "bicubic interpolation")
+    same_error(S3((1, 1, 2, 2, 2), (1, 1, 1, 1, 3), 0, 0, False, gdt="float64"),
+               "expected scalar type Float but found Double")
     A = lambda t, size: lambda L: L.nn.functional.affine_grid(
         t(L), size, align_corners=False)
     same_error(A(lambda L: L.ones(1, 2, 3, dtype=L.int64), (1, 1, 2, 2)),

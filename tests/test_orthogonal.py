@@ -147,6 +147,21 @@ def test_linalg_argument_errors():
             "hh tau batch": lambda: li.householder_product(L.ones(2, 4, 3), L.ones(3, 2)),
             "hh dtype": lambda: li.householder_product(L.ones(4, 3), L.ones(2).double()),
             "geqrf 1-d": lambda: L.geqrf(v),
+            "ormqr 1-d": lambda: L.ormqr(v, v, x),
+            "ormqr other 1-d": lambda: L.ormqr(x, v, v),
+            "ormqr other rows": lambda: L.ormqr(x, v, L.ones(4, 3)),
+            "ormqr other cols": lambda: L.ormqr(x, v, L.ones(3, 4), left=False),
+            "ormqr tau 0-d": lambda: L.ormqr(x, L.tensor(1.0), x),
+            "ormqr tau size": lambda: L.ormqr(x, L.ones(2), x),
+            "ormqr tau ndim": lambda: L.ormqr(x, L.ones(1, 3), x),
+            "ormqr other ndim": lambda: L.ormqr(L.ones(1, 3, 3), L.ones(1, 3), x),
+            "ormqr tau batch": lambda: L.ormqr(L.ones(2, 3, 3), L.ones(1, 3), L.ones(2, 3, 3)),
+            "ormqr other batch": lambda: L.ormqr(L.ones(2, 3, 3), L.ones(2, 3),
+                                                 L.ones(1, 3, 3)),
+            "ormqr tau dtype": lambda: L.ormqr(x, v.double(), x),
+            "ormqr other dtype": lambda: L.ormqr(x, v, x.double()),
+            "ormqr int": lambda: L.ormqr(x.long(), v.long(), x.long()),
+            "ormqr half": lambda: L.ormqr(x.half(), v.half(), x.half()),
             "tril 1-d": lambda: L.tril(v),
             "triu 1-d": lambda: v.triu(),
             "solve shapes": lambda: li.solve(x, L.ones(4, 2)),
@@ -163,6 +178,8 @@ def test_linalg_argument_errors():
         a = L.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.5, 1.0, 4.0], [1.0, 0.0, 1.0]])
         g = L.geqrf(a)
         log.append(("geqrf", g.a, g.tau, g.a.stride(), L.linalg.householder_product(g.a, g.tau)))
+        o = L.ormqr(g.a, g.tau, L.eye(4, 2))
+        log.append(("ormqr", o, o.stride(), L.ormqr(g.a, g.tau, o, transpose=True)))
         for mode, rows in (("r", 3), ("complete", 4)):  # backward errors
             x = L.ones(rows, 3, requires_grad=True)
             attempt(log, f"qr {mode} backward",

@@ -217,7 +217,7 @@ SMOOTH.update(dict.fromkeys((
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "max_pool2d_with_indices_backward"),
     "linear in each tensor input (convolution: bilinear): the same formula at every point"))
 for _group in ("activation", "batchnorm", "rnn", "attention", "spatial", "linalg", "fft",
-               "random", "tensor_ops", "special", "scan"):
+               "random", "tensor_ops", "special", "scan", "copies", "inplace_views"):
     SMOOTH.update(getattr(__import__(f"_samples_{_group}"), "SMOOTH", {}))
 
 

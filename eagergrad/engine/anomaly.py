@@ -22,6 +22,16 @@ def is_anomaly_check_nan_enabled():
     return ANOMALY.check_nan
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """torch.set_anomaly_enabled: turn anomaly mode (and its NaN check) on or off."""
+    for name, v in (("enabled", enabled), ("check_nan", check_nan)):
+        if not isinstance(v, bool):
+            pos = 1 if name == "enabled" else 2
+            raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {pos}) must "
+                            f"be bool, not {type(v).__name__}")
+    ANOMALY.enabled, ANOMALY.check_nan = enabled, check_nan
+
+
 class set_detect_anomaly:
     """Turn anomaly mode on or off now; as a context manager, restore it on exit."""
 

@@ -179,6 +179,8 @@ class SavedTensor:
     def _version_error(self, node):
         shape, dt, out_nr, view_fn = list(self._meta[0]), self._meta[1], self._meta[2], \
             self._meta[3]
+        if not self._is_output and self._t is not None:  # torch: the input's size now (resize_)
+            shape = list(self._t._shape)
         tname = f"eagergrad.{dt.scalar_name}Tensor"
         # torch names the saving node for an output (for the output of an in-place op on a
         # view: the view's grad_fn then, a weakref set by ops/inplace.py), and the tensor's

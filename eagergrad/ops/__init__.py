@@ -17,7 +17,10 @@ from . import sampling as RS
 from . import tensor_ops as TO, products as PR
 from . import special as SF
 from . import linalg_decomp as LD, linalg_solvers as LS, linalg_compose as LC
+from . import copies as CP
+from . import resize as RZ
 from . import segment as SG
+from . import inplace_views as IV, callbacks as CB
 from .fill import ZERO, FILL, FILL_T, COPY, _zero, _fill, _copy  # noqa: F401
 from ..engine.graph import GRAD_OPS
 from ._table import OPS as OPS, defop as defop, call_op as call_op
@@ -30,7 +33,7 @@ S._register_view_writers()
 # the dim-taking ops that take a 0-d tensor's dim 0 / -1 as torch does (OpDef.scalar_as_vector)
 # (the reductions over a tuple of dims reduce over none: reduce.py's _dims)
 for _name in ("prod_dim", "max_dim", "min_dim", "softmax", "log_softmax", "_safe_softmax",
-              "cumsum", "cumsum_backward", "gather", "scatter", "scatter_add", "scatter_value",
+              "cumsum", "cumsum_backward",  # (gather/scatter's kernels see 0-d as torch's)
               "index_select", "index_add", "index_copy", "index_fill", "sort", "sort_stable",
               "argsort", "topk", "kthvalue", "median_dim"):
     OPS[_name].scalar_as_vector()
@@ -46,12 +49,12 @@ GRAD_OPS.clone = S.clone
 
 FUNCTIONS = {}
 for _mod in (P, U, C, R, L, E, DC, S, IS, IM, I, O, X, XD, XM, XC, N, V, A, B, RN, AT, SP, SC, SE,
-             RS, TO, PR, SF, LD, LS, LC, PO, SG):
+             RS, TO, PR, SF, LD, LS, LC, PO, CP, RZ, IV, CB, SG):
     for _k, _v in vars(_mod).items():
         if callable(_v) and not _k.startswith("_") and not _k.isupper() and \
                 getattr(_v, "__module__", "").startswith("eagergrad.ops"):
             FUNCTIONS[_k] = _v
-FUNCTIONS.update(norm=R.norm, round=U._round, complex=U._complex)
+FUNCTIONS.update(norm=LC.norm, round=U._round, complex=U._complex)
 for _k in ("defop", "call_op", "as_t", "wrapped", "inplace", "promote", "float_of", "where"):
     FUNCTIONS.pop(_k, None)
 FUNCTIONS["where"] = P.where
@@ -83,10 +86,11 @@ def _method_where(self, condition, other):
 
 def _new(fill):
     def f(self, *size, dtype=None, device=None, requires_grad=False):
-        from ..creation import full
+        from ..creation import _uninitialized, full
         size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
-        return full(tuple(size), fill, dtype=dtype or self.dtype, device=device,
-                    requires_grad=requires_grad)
+        dt = dtype or self.dtype
+        return full(tuple(size), _uninitialized(dt) if fill is None else fill, dtype=dt,
+                    device=device, requires_grad=requires_grad)
     return f
 
 

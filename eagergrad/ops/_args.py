@@ -73,3 +73,16 @@ def result_type(a, b):
 
 
 result_type.__module__ = "eagergrad"  # (torch.result_type's is "torch")
+
+
+def no_out(out, name, dtype=None):
+    """torch's `out=` keyword, which eagergrad does not implement: NotImplementedError (a
+    RuntimeError, as torch's complaints about an `out` are) after the checks of torch's that
+    come first; `dtype`: the dtype out must have (torch's message for another)."""
+    if out is None:
+        return
+    for o in out if isinstance(out, (tuple, list)) else (out,):
+        if dtype is not None and isinstance(o, Tensor) and o.dtype is not dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {dtype.cpp_name}, but got "
+                               f"{o.dtype.cpp_name} instead")
+    raise NotImplementedError(f"eagergrad does not implement torch.{name}(out=...) yet")

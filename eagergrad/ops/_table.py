@@ -495,6 +495,20 @@ def defop(name, kernel, inputs=("self",), attrs=(), node=None, outputs=("result"
     return op
 
 
+def derive(op, name, node):
+    """A new entry `name` with op's kernel, inputs, attributes (traced ones too), outputs
+    and formulas, and the node `node`: an op torch records under another node name (a
+    view op's *_copy, _native_batch_norm_legit's)."""
+    new = defop(name, op.kernel, op.inputs, op.attr_names, node=node, outputs=op.outputs,
+                nondiff=tuple(op.nondiff),
+                saved_meta=op.saved_meta and (op.meta_names, op.saved_meta),
+                dynamic=tuple(op.attr_names[i] for i in sorted(op.dynamic)), fuse=op.fuse,
+                **dict(zip(op.diff_inputs, op.formulas)))
+    if op.static_of != op.static_attrs:  # (a key of its own: fill's value types)
+        new.static_of = op.static_of
+    return new
+
+
 def call_op(op, tensors, attrs=()):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""

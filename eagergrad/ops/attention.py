@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from .._shapes import conj_scalar
 from ..creation import zeros
 from ._table import call_op, defop
+from .inplace import inplace
 from ._autocast import autocast_op
 from .norm import _optional_meta
 
@@ -228,6 +229,19 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     >>> torch.baddbmm(torch.ones(1, 1, 2), torch.ones(3, 1, 2), torch.ones(3, 2, 2)).shape
     torch.Size([3, 1, 2])
     """
+    _baddbmm_check(input, batch1, batch2)
+    return call_op(BADDBMM, (input, batch1, batch2), (beta, alpha))
+
+
+def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    """Tensor.baddbmm_: baddbmm written into input, which must have the result's shape
+    and the batches' dtype."""
+    _baddbmm_check(input, batch1, batch2, True)
+    return inplace(input, baddbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def _baddbmm_check(input, batch1, batch2, in_place=False):
+    """torch's baddbmm checks (the meta function's; for baddbmm_ its in-place output's)."""
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -244,5 +258,17 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
             raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing "
                                f"size ({s}) at non-singleton dimension {i}.  Target sizes: "
                                f"[{sizes}].  Tensor sizes: [{', '.join(map(str, shape))}]")
-    return call_op(BADDBMM, (input, batch1, batch2), (beta, alpha))
+    if input.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {input.dtype.cpp_name}, "
+                           f"batch1: {batch1.dtype.cpp_name}, batch2: {batch2.dtype.cpp_name}")
+    if in_place:
+        if input.dtype is not batch2.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {input.dtype.cpp_name} "
+                               f"and output tensor dtype {batch2.dtype.cpp_name} should match")
+        if input._shape != target:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(input._shape)} "
+                               f"and output tensor size {list(target)} should match")
+    if batch2.dtype is not batch1.dtype:
+        raise RuntimeError(f"expected scalar type {batch1.dtype.scalar_name} but found "
+                           f"{batch2.dtype.scalar_name}")
 

@@ -15,7 +15,7 @@ from .. import _dtypes as D
 from ..engine.grad_mode import STATE, no_grad
 from .._mode import FUNC
 from ..tensor import Tensor
-from ._table import call_op, defop
+from ._table import call_op, defop, derive
 from .norm import _empty, _given, _optional_meta
 
 
@@ -139,7 +139,7 @@ def _check_numel(name, t, c):
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                      eps):
+                      eps, _op=None):
     """torch.native_batch_norm: (output, save_mean, save_invstd); in training the batch
     statistics are used (and returned) and running_mean / running_var, if given, are
     updated in place; in eval the running statistics are used and save_mean /
@@ -169,11 +169,32 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         raise RuntimeError("input tensor must have at least one element, but got "
                            f"input_sizes = {_shape_str(input.shape)}")
     e = _empty(input)
-    out = call_op(BATCH_NORM, tuple(e if t is None else t for t in (
+    out = call_op(_op or BATCH_NORM, tuple(e if t is None else t for t in (
         input, weight, bias, running_mean, running_var)), (bool(training), float(eps)))
     if training and running_mean is not None and running_var is not None:
         _update_running(input, running_mean, running_var, momentum)
     return out
+
+
+LEGIT = derive(BATCH_NORM, "native_batch_norm_legit", "NativeBatchNormLegitBackward0")
+LEGIT_NO_STATS = derive(BATCH_NORM, "native_batch_norm_legit_no_stats",
+                        "NativeBatchNormLegitBackward1")
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """torch._native_batch_norm_legit(input, weight, bias, running_mean, running_var,
+    training, momentum, eps), or without the running stats (training, momentum, eps):
+    native_batch_norm's results under torch's NativeBatchNormLegitBackward0 / ...1.
+
+    >>> import eagergrad as torch
+    >>> torch._native_batch_norm_legit(torch.tensor([[1.0], [3.0]]), None, None, True,
+    ...                                0.1, 0.0)[0]
+    tensor([[-1.],
+            [ 1.]])
+    """
+    if len(args) == 3:
+        return native_batch_norm(input, weight, bias, None, None, *args, _op=LEGIT_NO_STATS)
+    return native_batch_norm(input, weight, bias, *args, _op=LEGIT)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,

@@ -77,6 +77,11 @@ _ISCLOSE = defop("isclose", lambda self, other, rtol, atol, equal_nan, dtype:
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _need_tensors("isclose", input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.scalar_name} did not match {other.dtype.scalar_name}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not v >= 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
     return _run(_ISCLOSE, (input, other), (rtol, atol, equal_nan, promote(input, other)))
 
 

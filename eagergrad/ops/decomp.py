@@ -694,9 +694,10 @@ def _hh_transform(u, v, t, K, left):
     return K - mul(matmul(K, t * u), _mH(v))
 
 
-def _householder_back(grad, result, input, tau):
+def _householder_back(grad, result, input, tau, flip_order=False):
     """torch's householder_product_backward (its out-of-place form): (input_grad,
-    tau_grad)."""
+    tau_grad); flip_order (for ormqr) runs over the reflectors last to first, the
+    reflectors' sides swapped."""
     n = input._shape[-1]
     k = tau._shape[-1]
     if k == 0 or input.numel() == 0:  # torch: undefined gradients
@@ -708,19 +709,22 @@ def _householder_back(grad, result, input, tau):
     K = matmul(result, _mH(grad))
     col = [S.narrow(v, -1, i, 1) for i in range(k)]
     t = [S.narrow(tau, -1, i, 1) for i in range(k)]
-    K = _hh_transform(col[0], col[0], S.narrow(sigma, -1, 0, 1), K, True)
-    v_grads, tau_grads = [], []
-    for i in range(k):
+    s = [S.narrow(sigma, -1, i, 1) for i in range(k)]
+    order = list(range(k))[::-1] if flip_order else list(range(k))
+    left = not flip_order
+    K = _hh_transform(col[order[0]], col[order[0]], s[order[0]], K, left)
+    v_grads, tau_grads = [None] * k, [None] * k
+    for pos, i in enumerate(order):
         vi, ti = col[i], t[i]
         vHK = matmul(_mH(vi), K)
         Kv = matmul(K, vi)
         tu = S.unsqueeze(ti, -1)
-        v_grads.append(S.unsqueeze(S.squeeze(S.conj(-tu * vHK), -2) -
-                                   S.squeeze(tu * Kv, -1), -1))
-        tau_grads.append(S.squeeze(S.conj(-matmul(vHK, vi)), -1))
-        if i != k - 1:
-            K = _hh_transform(col[i + 1], col[i + 1], S.narrow(sigma, -1, i + 1, 1), K, True)
-            K = _hh_transform(vi, vi, ti, K, False)
+        v_grads[i] = S.unsqueeze(S.squeeze(S.conj(-tu * vHK), -2) - S.squeeze(tu * Kv, -1), -1)
+        tau_grads[i] = S.squeeze(S.conj(-matmul(vHK, vi)), -1)
+        if pos != k - 1:
+            j = order[pos + 1]
+            K = _hh_transform(col[j], col[j], s[j], K, left)
+            K = _hh_transform(vi, vi, ti, K, not left)
     if k < n:
         v_grads.append(mul(S.narrow(input, -1, k, n - k), 0))
     return tril(S.cat(v_grads, -1), -1), S.cat(tau_grads, -1)
@@ -787,3 +791,97 @@ def householder_product(input, tau, *, out=None):
 
 
 orgqr = householder_product
+
+
+def _ormqr_k(self, input2, input3, left, transpose):
+    """op(Q) input3 (left) or input3 op(Q), Q = H_1 ... H_k from the reflectors below the
+    diagonal of self and their scalars input2 (op: the conjugate transpose if
+    transpose), one reflector at a time (LAPACK's ormqr): a scan, which jax
+    differentiates, for the function transforms."""
+    mn, k = self.shape[-2], input2.shape[-1]
+    v = jnp.tril(self[..., :k], -1) + jnp.eye(mn, k, dtype=self.dtype)
+    tau = jnp.conj(input2) if transpose else input2
+    vs, ts = jnp.moveaxis(v, -1, 0), jnp.moveaxis(tau, -1, 0)
+    if left != transpose:  # H_k (or H_k^H) acts first
+        vs, ts = vs[::-1], ts[::-1]
+
+    def step(c, vt):
+        vi, ti = vt
+        if left:  # (I - t v v^H) c
+            w = jnp.einsum("...m,...mn->...n", jnp.conj(vi), c, precision=_HI)
+            return c - (ti[..., None] * vi)[..., :, None] * w[..., None, :], None
+        w = jnp.einsum("...nm,...m->...n", c, vi, precision=_HI)  # c (I - t v v^H)
+        return c - (ti[..., None] * w)[..., :, None] * jnp.conj(vi)[..., None, :], None
+    return jax.lax.scan(step, input3, (vs, ts))[0]
+
+
+def _ormqr_back(grad, result, self, input2, left, transpose):
+    """torch's ormqr_backward for self and input2 (householder_product_backward on the
+    result and grad, in the order the reflectors act)."""
+    if left != transpose:
+        g, r = (grad, result) if not transpose else (_mH(grad), _mH(result))
+        return _householder_back(g, r, self, input2)
+    g, r = (_mH(result), _mH(grad)) if not transpose else (result, grad)
+    return _householder_back(g, r, self, input2, flip_order=True)
+
+
+ORMQR = defop(
+    "ormqr", _ormqr_k, inputs=("self", "input2", "input3"), attrs=("left", "transpose"),
+    self=lambda grad, result, self, input2, input3, left, transpose:
+    _ormqr_back(grad, result, self, input2, left, transpose)[0],
+    input2=lambda grad, result, self, input2, input3, left, transpose:
+    _ormqr_back(grad, result, self, input2, left, transpose)[1],
+    input3=lambda grad, result, self, input2, input3, left, transpose:
+    ormqr(self, input2, grad, left, not transpose))
+
+
+@autocast_op("ormqr")
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """torch.ormqr: input3 multiplied by Q (on the left, or the right with left=False),
+    or by its conjugate transpose (transpose=True), Q the product of the Householder
+    reflectors (input, input2) that geqrf gives.
+
+    >>> import eagergrad as torch
+    >>> a = torch.geqrf(torch.tensor([[3.0], [4.0]]))
+    >>> torch.ormqr(a.a, a.tau, torch.eye(2))
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
+    if out is not None:
+        raise NotImplementedError("eagergrad does not implement torch.ormqr(out=...) yet")
+    name = "torch.ormqr"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if input3.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    c = -2 if left else -1
+    if input3._shape[c] != input._shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{c}] must be equal to input.shape[-2]")
+    if input2.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input2._shape[-1] != min(input3._shape[c], input._shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{c}], "
+                           "input.shape[-1])")
+    if input.ndim - input2.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {input2.ndim} and input.ndim is equal to "
+                           f"{input.ndim}")
+    if input.ndim != input3.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {input3.ndim} and input.ndim "
+                           f"is equal to {input.ndim}")
+    for t, what in ((input2, "tau"), (input3, "other")):
+        batch = t._shape[:input.ndim - 2]
+        if batch != input._shape[:-2]:
+            raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to "
+                               f"input.shape[:-2], but got {list(batch)}")
+    for t, what in ((input2, "tau"), (input3, "other")):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"{name}: Expected input and {what} to have the same dtype, but "
+                               f"input has dtype{input.dtype.scalar_name} and {what} has dtype "
+                               f"{t.dtype.scalar_name}")
+    if not input.dtype.is_differentiable:
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    _lapack_check(input, "ormqr_cpu")
+    return _lapack_layout(call_op(ORMQR, (input, input2, input3), (left, transpose)))

@@ -36,11 +36,16 @@ def _zero(t):
 
 @overlap_rule(scalar_internal=False, partial=False)
 def _fill(t, value):
+    return _fill_call(t, value, FILL, FILL_T)
+
+
+def _fill_call(t, value, scalar_op, tensor_op):
+    """fill_'s checks, then scalar_op (a number, traced) or tensor_op (a 0-dim tensor)."""
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return call_op(FILL_T, (t, value))
+        return call_op(tensor_op, (t, value))
     dt = t.dtype
     if dt is _bool:  # (torch: any number, true when nonzero)
         value = bool(value)
@@ -50,7 +55,7 @@ def _fill(t, value):
                                f"{P._CONVERT_NAMES.get(dt, dt.cpp_name)} without overflow")
         value = value.real
     P.check_scalar(value, dt)
-    return call_op(FILL, (t,), (keyed(value),))
+    return call_op(scalar_op, (t,), (keyed(value),))
 
 
 @overlap_rule(noop_on_self=True)  # torch's copy_ returns at once when src is self

@@ -408,3 +408,20 @@ def vander(x, N=None, increasing=False):
         result[:, 1:].copy_(SH.unsqueeze(x, 1))
         result[:, 1:].copy_(cumprod(result[:, 1:], 1))
     return result if increasing else flip(result, [1])
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm as torch/functional.py routes it: "fro" over at most two dims and any
+    number p are vector norms; other strings ("nuc") matrix norms over dim (default: every
+    dim), which checks them as linalg.matrix_norm.
+
+    >>> import eagergrad as torch
+    >>> torch.norm(torch.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
+    tensor(7.)
+    """
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        dim = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else dim
+        return linalg_matrix_norm(input, p, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)

@@ -81,8 +81,8 @@ _WARNED = set()
 
 def _warn_once(key, message):
     """TORCH_WARN_ONCE: a UserWarning, the first time only."""
-    if key not in _WARNED:
-        _WARNED.add(key)
+    from .._settings import warn_once
+    if warn_once(_WARNED, key):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 

@@ -1,6 +1,6 @@
 """Boolean masks: reads (x[mask], masks among other index tensors, masked_select),
 writes (x[mask] = v, index_put_ with one mask, masked_scatter) and nonzero, without a
-compile per count (NOTE [masks])."""
+compile per count (NOTE [masks]); nonzero_static (a static shape: one kernel)."""
 import functools
 import math
 import weakref
@@ -290,10 +290,15 @@ def _mask_read(src, adv):
     return _mask_gather(src, [_make(e) for e in padded], tuple(positions), axis, n)
 
 
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     if mask.dtype is not D.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _broadcast_pair(mask._shape, input._shape)
+    if out is not None:
+        if out.dtype is not input.dtype:
+            raise RuntimeError("masked_select(): self and result must have the same scalar type")
+        raise NotImplementedError("eagergrad does not implement torch.masked_select(out=...) "
+                                  "yet")
     count, pos = _host_mask(mask).flat(shape)
     arr = _jit(_select_k, shape=shape)(input._value, pos)
     return _out(MASKED_SELECT, (input, mask, _make(pos)), (shape, count), _cut(arr, 0, count),
@@ -390,6 +395,38 @@ def nonzero(input, *, as_tuple=False):
     if h.ndim == 0:
         return _make(jax.device_put(np.zeros((int(h), 0), np.int64)))
     return _make(jax.device_put(np.stack(cols, 1).astype(np.int64)))
+
+
+def _nonzero_static_k(self, size, fill_value):
+    if self.ndim == 0:  # (torch: no columns, whatever the value)
+        return jnp.zeros((size, 0), jnp.int64)
+    if self.size == 0:  # (jnp.nonzero pads an empty array with zeros)
+        return jnp.full((size, self.ndim), fill_value, jnp.int64)
+    cols = jnp.nonzero(self, size=size, fill_value=fill_value)
+    return jnp.stack(cols, 1).astype(jnp.int64)
+
+
+NONZERO_STATIC = defop("nonzero_static", _nonzero_static_k, attrs=("size", "fill_value"),
+                       dynamic=("fill_value",))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """torch.nonzero_static: nonzero's rows, cut or padded with `fill_value` to `size` rows
+    (a static shape: one kernel, tracer-safe).
+
+    >>> import eagergrad as torch
+    >>> torch.nonzero_static(torch.tensor([0.0, 2.0, 3.0]), size=3)
+    tensor([[ 1],
+            [ 2],
+            [-1]])
+    """
+    for name, v in (("size", size), ("fill_value", fill_value)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not "
+                            f"{type(v).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return call_op(NONZERO_STATIC, (input,), (size, fill_value))
 
 
 # ---- writes through one mask: static shapes (NOTE [masks]) ----------------------------------

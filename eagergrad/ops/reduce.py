@@ -1,5 +1,5 @@
 """Reductions: sum/mean/prod/amax/amin/max/min/aminmax/var/std/std_mean/var_mean/norm/
-renorm/logsumexp/softmax/count_nonzero.
+renorm/logsumexp/softmax/count_nonzero, and torch's composites cov and corrcoef.
 Formulas follow torch's FunctionsManual (ties split evenly for amax/max(), the
 value-selecting rule for max(dim), norm's gradient 0 at 0)."""
 import math
@@ -13,6 +13,7 @@ from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import Tensor
 from ._table import defop, call_op
 from ._autocast import autocast_op
+from ._args import no_out
 from .scatter import zeros_scatter
 from .pointwise import maximum, minimum, where
 
@@ -174,16 +175,27 @@ AMIN = defop("amin", lambda self, dim, keepdim: jnp.min(self, axis=dim, keepdims
              attrs=("dim", "keepdim"), complex_error=_cpu_kernel("min_values_cpu"), self=_even)
 
 
-def amax(input, dim=(), keepdim=False):
-    dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty(input, "amax", dims)
-    return call_op(AMAX, (input,), (dims, keepdim))
+def _extremum(op, name, input, dim, keepdim, out):
+    every = not isinstance(dim, int) and len(dim) == 0  # (dim=() or []: every dim)
+    if every and input.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    dims = _dims(None if every else dim, input.ndim)
+    _check_nonempty(input, name, dims)
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected the dtype for input and out to match, but got "
+                           f"{input.dtype.scalar_name} for input's dtype and "
+                           f"{out.dtype.scalar_name} for out's dtype.")
+    no_out(out, name)
+    return call_op(op, (input,), (dims, keepdim))
 
 
-def amin(input, dim=(), keepdim=False):
-    dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty(input, "amin", dims)
-    return call_op(AMIN, (input,), (dims, keepdim))
+def amax(input, dim=(), keepdim=False, *, out=None):
+    return _extremum(AMAX, "amax", input, dim, keepdim, out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return _extremum(AMIN, "amin", input, dim, keepdim, out)
 
 
 def _evenly(grad, self, result):
@@ -353,6 +365,119 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return call_op(STD, (input,), (dims, c, keepdim))
 
 
+# ---- cov, corrcoef: torch's composites (Correlation.cpp), op for op ---------------------------
+def _host_bool(t):
+    """A 0-dim bool tensor's value, None under a jax trace (torch's data-dependent checks
+    are skipped there)."""
+    import jax
+    return None if isinstance(t._value, jax.core.Tracer) else bool(t._value)
+
+
+def _cov_weights(w, name, n, ok, kind):
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w.ndim} dimensions")
+    if not ok:
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{w.dtype.scalar_name} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    if n and _host_bool(w.min().ge(0)) is False:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch.cov: the covariance matrix of the variables in the rows of `input` (columns:
+    observations), with frequency and observation weights; as torch composes it.
+
+    >>> import eagergrad as torch
+    >>> torch.cov(torch.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    import warnings
+    from ..creation import tensor
+    from .loss import _mul_s
+    if isinstance(correction, bool) or not isinstance(correction, int):
+        raise TypeError(f"cov(): argument 'correction' must be int, not "
+                        f"{type(correction).__name__}")
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    if input.dtype is D.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    n = x._shape[1]
+    w = None
+    if fweights is not None:
+        _cov_weights(fweights, "fweights", n, fweights.dtype._kind == 1 and
+                     fweights.dtype is not D.bool_, "integral")
+        w = fweights
+    if aweights is not None:
+        _cov_weights(aweights, "aweights", n, aweights.dtype.is_floating_point,
+                     "floating point")
+        w = aweights if w is None else w * aweights
+    w_sum = w.sum() if w is not None else tensor(n, dtype=D.int64)
+    if w is not None and _host_bool(w_sum.ne(0)) is False:
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is None:
+        norm_factor = tensor(n - correction, dtype=D.int64)
+    elif correction == 0:
+        norm_factor = w_sum
+    elif aweights is None:
+        norm_factor = w_sum - correction
+    elif fweights is None and n == 1 and correction == 1:
+        norm_factor = tensor(0, dtype=D.int64)
+    else:
+        norm_factor = w_sum - _mul_s((w * aweights).sum(), correction) / w_sum
+    non_positive = _host_bool(norm_factor.le(0))
+    if non_positive:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor.zero_()
+    elif non_positive is None:
+        norm_factor = norm_factor.masked_fill(norm_factor.le(0), 0)
+    if n == 1 and (fweights is None) != (aweights is None):
+        x.zero_()  # (torch's corner case: it zeroes the input itself, in place)
+        if not x.dtype.is_differentiable:
+            x = x.to(D.float32)
+    else:
+        x = x - avg.unsqueeze(1)
+    c = x.mm((x * w if w is not None else x).t().conj())
+    if c.dtype.is_complex and 1 in x._shape:  # (torch zeroes the imaginary part there)
+        from ..creation import zeros_like
+        from .unary import _complex
+        c = _complex(c.real, zeros_like(c.real))
+    return c.true_divide(norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """torch.corrcoef: the Pearson correlation coefficients of the rows of `input`
+    (cov normalized by the standard deviations, clipped to [-1, 1]).
+
+    >>> import eagergrad as torch
+    >>> torch.corrcoef(torch.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    from .unary import _complex
+    if input.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:  # (one variable: NaN where the variance is 0, NaN or inf; else 1)
+        return c / c
+    d = c.diagonal()
+    stddev = (d.real if d.dtype.is_complex else d).sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    if c.dtype.is_complex:
+        return _complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
+    return c.clip(-1, 1)
+
+
 def _vnorm_k(self, ord, dim, keepdim, dtype):
     a = jnp.abs(self)
     if ord == math.inf:
@@ -407,14 +532,6 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     ord = ord if type(ord) in (int, float) else float(ord)
     return call_op(VNORM, (input,), (ord, None if dim is None else _dims(dim, input.ndim),
                                  keepdim, out))
-
-
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    if p == "fro" or p is None:
-        p = 2
-    if isinstance(p, str):
-        raise NotImplementedError(f"eagergrad does not implement torch.norm(p={p!r}) yet")
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
 def _lse_k(self, dim, keepdim):
@@ -525,7 +642,7 @@ def _aminmax_type():
 _Aminmax = _aminmax_type()
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """torch.aminmax: (min, max) over all elements or along `dim`.
 
     >>> import eagergrad as torch
@@ -545,6 +662,7 @@ def aminmax(input, *, dim=None, keepdim=False):
             raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
         if input.ndim == 0:
             d = None
+    no_out(out, "aminmax", input.dtype)
     return _Aminmax(call_op(AMINMAX, (input,), (d, keepdim)))
 
 

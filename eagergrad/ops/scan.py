@@ -1,6 +1,6 @@
 """Scans and finite differences: cumprod, cummax, cummin, logcumsumexp (cumsum is in
 reduce.py), and torch's composites over them: diff, trapezoid, trapz,
-cumulative_trapezoid."""
+cumulative_trapezoid, gradient."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,7 +15,7 @@ from .loss import _div_s, _mul_s
 from .pointwise import where
 from .reduce import _return_type, _sum_dtype
 from .scatter import index_select, scatter_add
-from .shape import cat, movedim
+from .shape import _slice, cat, movedim
 
 _Cummax, _Cummin = _return_type("cummax"), _return_type("cummin")
 
@@ -396,3 +396,120 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         return _smul(pairs, step / 2.0).cumsum(d)
     dxs = _dx_of(_x_viewed(y, x, d, name), d)
     return _sdiv((pairs * dxs).cumsum(d), 2.0)
+
+
+# ---- gradient: torch's composite (ReduceOps.cpp), slices and arithmetic ----------------------
+def _gradient_check(input, n_spacing, dims, edge_order):
+    """torch's pre_check_gradient (n_spacing, dims: None when not given)."""
+    if input.dtype is D.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if n_spacing is not None and dims is None and n_spacing != input.ndim:
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                           f"list of length equal to 'self.dim() = {input.ndim}', since dim "
+                           f"argument was not given, but got a list of length {n_spacing}")
+    if n_spacing is not None and dims is not None and n_spacing != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                           f"it's spacing and dim arguments to have the same length, but got a "
+                           f"spacing argument of length {n_spacing} and a dim argument of "
+                           f"length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        seen = set()
+        for d in dims:  # (dim_list_to_bitset)
+            if input.ndim == 0:
+                raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+            w = _wrap_dim(d, input.ndim)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+    for d in dims if dims is not None else range(input.ndim):
+        if input._shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+
+
+def _gradient_uniform(input, h, d, edge_order):
+    """One partial derivative, spacing the number h (gradient_helper_float)."""
+    def sl(start, end=None):
+        return _slice(input, d, start, end)
+
+    def by(t, v):  # (ATen's `tensor * scalar`; a complex scalar as a tensor)
+        return t * v if isinstance(v, complex) else _smul(t, v)
+
+    def over(t, v):
+        return t / v if isinstance(v, complex) else _sdiv(t, v)
+
+    center = over(sl(2) - sl(0, -2), h)
+    if edge_order == 1:
+        prepend = over(sl(1, 2) - sl(0, 1), h)
+        append = over(sl(-1) - sl(-2, -1), h)
+    else:
+        prepend = over(by(sl(0, 1), -1.5) + by(sl(1, 2), 2) - by(sl(2, 3), 0.5), h)
+        append = over(by(sl(-3, -2), 0.5) - by(sl(-2, -1), 2) + by(sl(-1), 1.5), h)
+    return cat([prepend, _sdiv(center, 2), append], d)
+
+
+def _gradient_coordinates(input, x, d, edge_order):
+    """One partial derivative at the coordinates x (a 1-D tensor; gradient_helper)."""
+    if x.ndim != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one "
+                           f"dimension, but got an element with {x.ndim} dimensions!")
+    shape = [1] * input.ndim
+    shape[d] = -1
+
+    def sl(start, end=None):
+        return _slice(input, d, start, end)
+
+    dx = x.diff(1, 0)
+    dx1, dx2 = _slice(dx, 0, 0, -1), _slice(dx, 0, 1, None)
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * sl(0, -2) + b * sl(1, -1) + c * sl(2)
+    if edge_order == 1:
+        prepend = (sl(1, 2) - sl(0, 1)) / dx[0]
+        append = (sl(-1) - sl(-2, -1)) / dx[-1]
+    else:  # (each dx[i] a select of its own, as ATen's ax_dx[i] reads are)
+        a = -(_smul(dx[0], 2.0) + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+        b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+        c = (-dx[0]) / (dx[1] * (dx[0] + dx[1]))
+        prepend = a * sl(0, 1) + b * sl(1, 2) + c * sl(2, 3)
+        a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+        b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+        c = (_smul(dx[-1], 2) + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+        append = a * sl(-3, -2) + b * sl(-2, -1) + c * sl(-1)
+    return cat([prepend, center, append], d)
+
+
+def gradient(input, *, spacing=None, dim=None, edge_order=1):
+    """torch.gradient: the partial derivatives of a function sampled in `input`, by
+    second-order central differences inside and first or second-order ones at the edges;
+    `spacing` a number, one number per dim, or the coordinates of each dim (1-D tensors).
+
+    >>> import eagergrad as torch
+    >>> torch.gradient(torch.tensor([1.0, 2.0, 4.0, 8.0]))
+    (tensor([1.0000, 1.5000, 3.0000, 4.0000]),)
+    """
+    dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    todo = dims if dims is not None else list(range(input.ndim))
+    if isinstance(spacing, (list, tuple)):
+        tensors = [isinstance(s, Tensor) for s in spacing]
+        if any(tensors) and not all(tensors):
+            k = tensors.index(False)
+            raise TypeError(f"expected Tensor as element {k} in argument 1, but got "
+                            f"{type(spacing[k]).__name__}")
+        _gradient_check(input, len(spacing), dims, edge_order)
+        if any(tensors):
+            return tuple(_gradient_coordinates(input, x, _wrap_dim(d, input.ndim), edge_order)
+                         for x, d in zip(spacing, todo))
+        hs = list(spacing)
+    else:
+        h = 1.0 if spacing is None else spacing
+        if isinstance(h, Tensor):  # (a 0-dim tensor as a Scalar)
+            h = h.item()
+        _gradient_check(input, None if spacing is None and not isinstance(dim, (list, tuple))
+                        else len(todo), dims, edge_order)
+        hs = [h] * len(todo)
+    return tuple(_gradient_uniform(input, h, _wrap_dim(d, input.ndim), edge_order)
+                 for h, d in zip(hs, todo))

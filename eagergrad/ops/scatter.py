@@ -11,9 +11,9 @@ from .. import _dtypes as D
 from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import _make
 from ..tensor import Tensor
-from ._args import as_t, wrapped
+from ._args import as_t, no_out, wrapped
 from ._autocast import autocast_op
-from .pointwise import where
+from .pointwise import check_scalar, where
 from ._table import defop, call_op
 from .inplace import overlap_rule
 
@@ -55,53 +55,104 @@ def _dim_index(index, dim):
     return tuple(grids)
 
 
+def _nonempty(a):
+    """A 0-dim array as a one-element vector, as torch's scatter/gather kernels see it."""
+    return a.reshape(1) if a.ndim == 0 else a
+
+
 def _gather_k(self, index, dim):
-    return self[_dim_index(index, dim)]
+    if index.size == 0:
+        return jnp.zeros(index.shape, self.dtype)
+    return _nonempty(self)[_dim_index(_nonempty(index), dim)].reshape(index.shape)
 
 
 def _scatter_k(self, index, src, dim, reduce):
+    if index.size == 0:
+        return self
+    out, index = _nonempty(self), _nonempty(index)
     idx = _dim_index(index, dim)
-    src = src[tuple(slice(0, n) for n in index.shape)].astype(self.dtype)
-    return self.at[idx].add(src) if reduce == "add" else self.at[idx].set(src)
+    src = _nonempty(src)[tuple(slice(0, n) for n in index.shape)].astype(self.dtype)
+    out = out.at[idx].add(src) if reduce == "add" else out.at[idx].set(src)
+    return out.reshape(self.shape)
 
 
 SCATTER_ADD = defop("scatter_add", lambda self, index, src, dim: _scatter_k(self, index, src, dim,
                                                                             "add"),
                     inputs=("self", "index", "src"), attrs=("dim",),
                     self=lambda grad: grad,
-                    src=lambda grad, index, dim: gather(grad, dim, index))
+                    src=lambda grad, index, dim: _gather_u(grad, dim, index))
 GATHER = defop("gather", _gather_k, inputs=("self", "index"), attrs=("dim",),
                self=lambda grad, self, index, dim:
-               scatter_add(self.new_zeros(self._shape).to(grad.dtype), dim, index, grad))
+               call_op(SCATTER_ADD, (self.new_zeros(self._shape).to(grad.dtype), index, grad),
+                       (dim,)))
 SCATTER = defop("scatter", lambda self, index, src, dim: _scatter_k(self, index, src, dim, None),
                 inputs=("self", "index", "src"), attrs=("dim",), node="ScatterBackward0",
-                self=lambda grad, index, dim: scatter(grad, dim, index, 0.0),
-                src=lambda grad, index, dim: gather(grad, dim, index))
+                self=lambda grad, index, dim: _scatter_zero_u(grad, dim, index),
+                src=lambda grad, index, dim: _gather_u(grad, dim, index))
 SCATTER_V = defop("scatter_value", lambda self, index, value, dim:
                   _scatter_k(self, index, jnp.broadcast_to(value, index.shape), dim, None),
                   inputs=("self", "index", "value"), attrs=("dim",), node="ScatterBackward1",
-                  self=lambda grad, index, dim: scatter(grad, dim, index, 0.0))
+                  self=lambda grad, index, dim: _scatter_zero_u(grad, dim, index))
+
+
+# the formulas' gathers and scatters skip gather's and scatter's checks: their forward call
+# made them, and take_along_dim's negative indices (read from the end) would fail them
+def _gather_u(t, dim, index):
+    return call_op(GATHER, (t, index), (dim,))
+
+
+def _scatter_zero_u(t, dim, index):
+    return call_op(SCATTER_V, (t, index, _zero_like0(t)), (dim,))
 
 
 def _check_index(index, name):
-    if index.dtype is not D.int64 and index.dtype is not D.int32:
+    if index.numel() and index.dtype is not D.int64 and index.dtype is not D.int32:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
-def gather(input, dim, index, *, sparse_grad=False):
-    _check_index(index, "gather")
-    return call_op(GATHER, (input, index), (_wrap_dim(dim, input.ndim),))
+def _size1(t, d):
+    """torch's ensure_nonempty_size: a 0-dim tensor's size 1."""
+    return t._shape[_wrap_dim(d, t.ndim)] if t.ndim else 1
+
+
+def _check_gather_shapes(input, index, d):
+    """torch's gather_shape_check (ScatterGatherChecks.h)."""
+    n = max(input.ndim, 1)
+    if n != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i in range(n):
+        if i != d and _size1(index, i) > _size1(input, i):
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{list(index._shape)} to be no larger than self "
+                               f"{list(input._shape)} apart from dimension {d}")
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    d = _wrap_dim(dim, input.ndim)
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {input.dtype.cpp_name}, but got "
+                           f"{out.dtype.cpp_name} instead")
+    if index.numel():
+        _check_index(index, "gather")
+        _check_gather_shapes(input, index, d)
+        _check_scatter_values(index, input, d)
+    no_out(out, "gather")
+    return call_op(GATHER, (input, index), (d,))
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    _check_index(index, "scatter")
     d = _wrap_dim(dim, input.ndim)
     if src is None:
         src = value
+    t = src if isinstance(src, Tensor) else None
+    _check_index(index, "scatter")
+    if t is not None:
+        _same_dtype(input, t)
+    _check_scatter_shapes(input, index, t, d)
+    _check_scatter_values(index, input, d)
     if reduce is not None:
         return _scatter_with_reduce(input, d, index, src, reduce)
-    if isinstance(src, Tensor):
-        _same_dtype(input, src)
+    if t is not None:
         return call_op(SCATTER, (input, index, src), (d,))
     return call_op(SCATTER_V, (input, index, as_t(src).to(input.dtype)), (d,))
 
@@ -112,15 +163,19 @@ def _same_dtype(input, src):
 
 
 def scatter_add(input, dim, index, src):
+    d = _wrap_dim(dim, input.ndim)
     _check_index(index, "scatter")
     _same_dtype(input, src)
-    return call_op(SCATTER_ADD, (input, index, src), (_wrap_dim(dim, input.ndim),))
+    _check_scatter_shapes(input, index, src, d)
+    _check_scatter_values(index, input, d)
+    return call_op(SCATTER_ADD, (input, index, src), (d,))
 
 
 def zeros_scatter(grad, dim, indices, sizes):
     """value_selecting_reduction_backward: grad put at `indices` along dim, zeros elsewhere."""
     from ..creation import zeros
-    return scatter(zeros(sizes, dtype=grad.dtype), dim, indices, grad)
+    return call_op(SCATTER, (zeros(sizes, dtype=grad.dtype), indices, grad),
+                   (_wrap_dim(dim, len(sizes)),))
 
 
 # ---- writes: index_put, masked_fill, index_add, index_copy, index_fill ------------------
@@ -143,10 +198,17 @@ MASKED_FILL = defop("masked_fill", lambda self, mask, value: jnp.where(
                     node="MaskedFillBackward0",
                     self=lambda grad, mask: masked_fill(grad, mask, 0.0))
 MASKED_FILL_T = defop("masked_fill_tensor", lambda self, mask, value:
-                      jnp.where(mask, value.astype(self.dtype), self),
+                      jnp.where(mask, _real_unless_complex(value, self.dtype).astype(self.dtype),
+                                self),
                       inputs=("self", "mask", "value"), node="MaskedFillBackward1",
                       self=lambda grad, mask: masked_fill(grad, mask, 0.0),
                       value=lambda grad, mask: where(mask, grad, 0.0).sum())
+
+
+def _real_unless_complex(a, dtype):
+    """a complex value's real part for a real dtype (its imaginary part checked zero)."""
+    return jnp.real(a) if jnp.iscomplexobj(a) and not jnp.issubdtype(dtype, jnp.complexfloating) \
+        else a
 
 
 @overlap_rule(internal=False, partial=False)
@@ -158,8 +220,34 @@ def masked_fill(input, mask, value):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.ndim} dimension(s).")
+        if value.dtype is not input.dtype and not isinstance(value._value, jax.core.Tracer):
+            _checked_convert(value._value.item(), input.dtype)  # (torch's value.item())
         return call_op(MASKED_FILL_T, (input, mask, value))
+    value = _checked_convert(value, input.dtype)
     return call_op(MASKED_FILL, (input, mask, _number(value, input.dtype)))
+
+
+def _checked_convert(v, dt):
+    """torch's c10::checked_convert of the number v to dtype dt: raises where it overflows
+    (an imaginary part into a real dtype; a finite value past a floating dtype's range);
+    v, real if dt is."""
+    check_scalar(v, dt)  # (the integral dtypes)
+    if dt is D.uint8 and isinstance(v, int) and v < 0:
+        return v + 256  # (two's complement, as torch's conversion)
+    if dt is D.bool_ or dt._kind == 1:
+        return v
+    parts = [v]
+    if isinstance(v, complex):
+        parts = [v.real, v.imag] if dt.is_complex else [v.real]
+        bad = not dt.is_complex and v.imag != 0
+        v = v if dt.is_complex else v.real
+    else:
+        bad = False
+    big = float(jnp.finfo(dt.to_real().np).max)
+    bad = bad or any(not math.isinf(p) and abs(float(p)) > big for p in parts)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {dt.cpp_name} without overflow")
+    return v
 
 
 def _number(v, dt):
@@ -200,16 +288,9 @@ INDEX_FILL = defop("index_fill", lambda self, index, dim, value:
 
 
 def _index_arg(index, name):
-    """torch's checks of index_add_/index_copy_/index_fill_'s index (each its own)."""
+    """torch's checks of index_copy_/index_fill_'s index (each its own)."""
     dt, n = index.dtype, index.ndim
-    if name == "index_add":
-        if dt is not D.int64 and dt is not D.int32:
-            raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
-                               f"{dt.scalar_name}")
-        if n > 1:
-            raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {n} "
-                             f"with type: {dt.scalar_name} and size: {list(index._shape)}")
-    elif name == "index_copy":
+    if name == "index_copy":
         if dt is not D.int64:
             raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
                                f"{dt.scalar_name}")
@@ -223,7 +304,7 @@ def _index_arg(index, name):
     return index
 
 
-def index_select(input, dim, index):
+def index_select(input, dim, index, *, out=None):
     if index.dtype is not D.int64 and index.dtype is not D.int32:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.ndim > 1:
@@ -239,13 +320,51 @@ def index_select(input, dim, index):
     if r is not None and (r[0] < 0 or r[1] >= n):
         raise RuntimeError(f"INDICES element is out of DATA bounds, id="
                            f"{r[1] if r[1] >= n else r[0]} axis_dim={n}")
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError("index_select(): self and result must have the same scalar type")
+    no_out(out, "index_select")
     return call_op(INDEX_SELECT, (input, index), (d, input._shape))
 
 
 @overlap_rule(partial=False)
 def index_add(input, dim, index, source, *, alpha=1):
-    return call_op(INDEX_ADD, (input, _index_arg(index, "index_add"), source),
-               (_wrap_dim(dim, input.ndim), alpha))
+    d = _wrap_dim(dim, input.ndim)
+    _index_func_checks("index_add", input, d, index, source)
+    r = _index_range(index)
+    n = input._shape[d] if input.ndim else 1
+    if r is not None and (r[0] < 0 or r[1] >= n):
+        raise RuntimeError(f"index {r[1] if r[1] >= n else r[0]} is out of bounds for dimension "
+                           f"{d} with size {n}")
+    return call_op(INDEX_ADD, (input, index, source), (d, alpha))
+
+
+def _index_func_checks(func, input, d, index, source):
+    """torch's index_func_meta_impl (index_add, index_reduce): index a vector of int32/int64,
+    source of input's dtype with one slice per index and input's other sizes."""
+    if index.ndim > 1:
+        raise IndexError(f"{func}_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {index.dtype.scalar_name} and size: "
+                         f"{list(index._shape)}")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError(f"{func}_(): Expected dtype int32/int64 for index but got: "
+                           f"{index.dtype.scalar_name}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"{func}_(): self ({input.dtype.scalar_name}) and source "
+                           f"({source.dtype.scalar_name}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"{func}_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.ndim}")
+    n = source._shape[d] if source.ndim else 1
+    if index.numel() != n:
+        raise RuntimeError(f"{func}_(): Number of indices ({index.numel()}) should be "
+                           f"equal to source.size(dim): ({n}), for dim: {d}")
+    a, b = list(input._shape), list(source._shape)
+    if a and b:
+        del a[d], b[d]
+    if a != b:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input._shape)} "
+                           f"source.shape = {list(source._shape)}")
 
 
 @autocast_op("index_copy")
@@ -480,10 +599,22 @@ _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _check_scatter_shapes(input, index, src, d):
-    if index.ndim != input.ndim or (src.ndim != index.ndim and index.numel()):
+    """torch's scatter_shape_check (ScatterGatherChecks.h); src None for a value."""
+    if not index.numel():
+        return
+    n = max(input.ndim, 1)
+    if n != max(index.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    bad = any(index._shape[i] > src._shape[i] for i in range(index.ndim)) or any(
-        index._shape[i] > input._shape[i] for i in range(index.ndim) if i != d)
+    bad = any(i != d and _size1(index, i) > _size1(input, i) for i in range(n))
+    if not bad and src is not None:  # (src's sizes read over self's dims: IndexError past it)
+        bad = any(_size1(index, i) > _size1(src, i) for i in range(n))
+    if src is None:
+        if bad:
+            raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self "
+                               f"{list(input._shape)} apart from dimension {d}")
+        return
+    if max(src.ndim, 1) != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     if bad:
         raise RuntimeError(f"Expected index {list(index._shape)} to be no larger than self "
                            f"{list(input._shape)} apart from dimension {d} and to be no larger "
@@ -587,30 +718,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     d = _wrap_dim(dim, input.ndim)
-    if index.ndim > 1:
-        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {index.dtype.scalar_name} and size: "
-                         f"{list(index._shape)}")
-    if index.dtype is not D.int64 and index.dtype is not D.int32:
-        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index but got: "
-                           f"{index.dtype.scalar_name}")
-    if source.dtype is not input.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({input.dtype.scalar_name}) and source "
-                           f"({source.dtype.scalar_name}) must have the same scalar type")
-    if d != 0 and d >= source.ndim:
-        raise RuntimeError(f"index_reduce_(): Indexing dim {d} is out of bounds of the source "
-                           f"tensor with dim {source.ndim}")
-    n = source._shape[d] if source.ndim else 1
-    if index.numel() != n:
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be "
-                           f"equal to source.size(dim): ({n}), for dim: {d}")
-    a, b = list(input._shape), list(source._shape)
-    if a and b:
-        del a[d], b[d]
-    if a != b:
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(input._shape)} "
-                           f"source.shape = {list(source._shape)}")
+    _index_func_checks("index_reduce", input, d, index, source)
     if input.dtype.is_complex:
         raise NotImplementedError(f"\"index_func_\" not implemented for "
                                   f"'{input.dtype.scalar_name}'")
@@ -660,6 +768,9 @@ def put(input, index, source, accumulate=False):
     tensor([[0., 0.],
             [0., 1.]])
     """
+    if not accumulate:  # (duplicate indices: the last write wins in any order, in torch)
+        from .._settings import alert_not_deterministic
+        alert_not_deterministic("put_")
     if index.dtype is not D.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
                            f"{index.dtype.scalar_name}")

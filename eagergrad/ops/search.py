@@ -1,7 +1,9 @@
-"""Searching and counting: searchsorted, bucketize, histc, histogram (static shapes, one
-kernel each); unique, unique_consecutive, bincount (data-dependent shapes: computed on
-the host, as nonzero is, NOTE [masks]); quantile and nanquantile (torch's composite of
-sort, gather and lerp); nansum and nanmean."""
+"""Searching and counting: searchsorted, bucketize, isin, histc, histogram, histogramdd
+(static shapes, one kernel each); unique, unique_consecutive, bincount (data-dependent
+shapes: computed on the host, as nonzero is, NOTE [masks]); quantile and nanquantile
+(torch's composite of sort, gather and lerp); nansum and nanmean."""
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -167,6 +169,79 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim"
                            f"({boundaries.ndim})")
     return _search(boundaries, input, right, out_int32)
+
+
+# ---- isin: torch's two algorithms (static shapes) -------------------------------------------
+def _isin_k(elements, test_elements, assume_unique, invert, sorting, dtype):
+    e, t = elements.astype(dtype.np).reshape(-1), test_elements.astype(dtype.np).reshape(-1)
+    if not sorting:  # (isin_default_kernel: any equal test element)
+        found = (e[:, None] == t[None, :]).any(-1) if e.size * t.size <= 1 << 22 else \
+            _isin_sorted(e, t)
+    elif not assume_unique:  # (isin_sorting on unique values: the same membership)
+        found = _isin_sorted(e, t)
+    else:  # isin_sorting step by step: stable sort, neighbours equal, back in order
+        s_all = jnp.concatenate([e, t])
+        order = jnp.argsort(s_all, stable=True)
+        s = s_all[order]
+        dup = jnp.concatenate([(s[1:] != s[:-1]) if invert else (s[1:] == s[:-1]),
+                               jnp.full(1, invert)])
+        return jnp.zeros(s.shape, bool).at[order].set(dup)[:e.size].reshape(elements.shape)
+    return (found != invert).reshape(elements.shape)
+
+
+def _isin_sorted(e, t):
+    st = jnp.sort(t)
+    i = jnp.clip(jnp.searchsorted(st, e), 0, st.size - 1)
+    return st[i] == e
+
+
+ISIN = defop("isin", _isin_k, inputs=("elements", "test_elements"),
+             attrs=("assume_unique", "invert", "sorting", "dtype"))
+
+
+def _isin_dtype(x):
+    """torch's check of each argument (a Python number: by its ScalarType)."""
+    if isinstance(x, Tensor):
+        name = x.dtype.scalar_name if x.dtype is D.bool_ or x.dtype.is_complex else None
+    else:
+        name = "Bool" if isinstance(x, bool) else "ComplexDouble" if isinstance(x, complex) \
+            else None
+    if name is not None:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {name}")
+
+
+_ISIN_OVERLOADS = "".join(
+    f" * ({args}, *, bool assume_unique = False, bool invert = False, Tensor out = None)\n"
+    for args in ("Tensor elements, Tensor test_elements", "Number element, Tensor test_elements",
+                 "Tensor elements, Number test_element"))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """torch.isin: whether each element of `elements` is in `test_elements` (== as the
+    comparison: NaN never is); one of them may be a number.
+
+    >>> import eagergrad as torch
+    >>> torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    e_t, t_t = isinstance(elements, Tensor), isinstance(test_elements, Tensor)
+    if not e_t and not t_t:
+        raise TypeError(f"isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
+                        f"expected one of:\n{_ISIN_OVERLOADS}")
+    _isin_dtype(elements)
+    _isin_dtype(test_elements)
+    if not t_t:  # (isin.Tensor_Scalar: eq / ne)
+        return elements.ne(test_elements) if invert else elements.eq(test_elements)
+    elements = as_t(elements)
+    n, m = elements.numel(), test_elements.numel()
+    sorting = n > 0 and m >= int(10.0 * n ** 0.145)  # (torch's heuristic, numpy's)
+    if sorting:  # (a cat of the flattened tensors: no 0-dim or wrapped-number rule)
+        dt = D.result_type([elements.dtype, test_elements.dtype], [], [])
+    else:
+        dt = promote(elements, test_elements)
+    return call_op(ISIN, (elements, test_elements),
+                   (bool(assume_unique) and sorting, bool(invert), sorting, dt))
 
 
 # ---- unique, unique_consecutive: on the host ------------------------------------------------
@@ -509,6 +584,221 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
                            f"{_fmt(lo)} max {_fmt(hi)} for dimension 0")
     return _Histogram(_grad_edges_only(call_op(HISTOGRAM, (input, w),
                                                (int(bins), range, bool(density)))))
+
+
+# ---- histogramdd: torch's _histogramdd_bin_edges, _histogramdd_from_bin_cts / _tensors -------
+_Histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
+
+
+def _hdd_edges(x, bins, range):
+    """The linspace edges of each dim of x (M, N): over `range`, else the dim's min and max
+    (0 and 1 when empty), widened by 0.5 each way when they are equal."""
+    dt, out = x.dtype, []
+    for d, b in enumerate(bins):
+        if range is not None:
+            lo, hi = (jnp.asarray(v, jnp.float64) for v in range[2 * d:2 * d + 2])
+        elif x.shape[0]:
+            lo, hi = jnp.min(x[:, d]).astype(jnp.float64), jnp.max(x[:, d]).astype(jnp.float64)
+        else:
+            lo, hi = jnp.asarray(0.0, jnp.float64), jnp.asarray(1.0, jnp.float64)
+        same = lo == hi
+        lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+        out.append(_linspace(lo.astype(dt), hi.astype(dt), b + 1, dt) if b > 0 else
+                   lo.astype(dt)[None][:b + 1])
+    return out
+
+
+def _hdd_count(x, weight, edges, density, linear):
+    """torch's histogramdd_cpu_contiguous: each row's bin in every dim (linear: by
+    interpolation with the local search, else the binary search), weights summed."""
+    m, n = x.shape
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    total = math.prod(shape)
+    if n == 0:
+        return jnp.zeros((), x.dtype)
+    flat, out = jnp.zeros(m, jnp.int64), jnp.zeros(m, bool)
+    for d, e in enumerate(edges):
+        k, col = shape[d], x[:, d]
+        if linear:
+            pos = _bin_positions(col, e[0], e[-1], k, e)
+        else:
+            pos = _bsearch(e[None], col[None], True)[0] - 1
+            pos = jnp.where((col >= e[0]) & (col <= e[-1]), jnp.where(pos == k, k - 1, pos), -1)
+        out = out | (pos < 0)
+        flat = flat * k + pos
+    w = weight.reshape(-1) if weight.size == m and weight.size else jnp.ones(m, x.dtype)
+    hist = jnp.zeros(total, x.dtype).at[jnp.where(out, total, flat)].add(w, mode="drop")
+    hist = hist.reshape(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            hist = hist / (e[1:] - e[:-1]).reshape(tuple(-1 if i == d else 1 for i in range(n)))
+    return hist
+
+
+def _hdd_rows(self):
+    return self.reshape(math.prod(self.shape[:-1]), self.shape[-1])
+
+
+def _hdd_not_implemented(name):
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
+
+
+# (one output per dimension of the histogram)
+HISTOGRAMDD_BIN_EDGES = defop(
+    "_histogramdd_bin_edges", lambda self, weight, bins, range:
+    tuple(_hdd_edges(_hdd_rows(self), bins, range)), inputs=("self", "weight"),
+    attrs=("bins", "range"), outputs=("bin_edges", "more"), node="NotImplemented",
+    self=_hdd_not_implemented("_histogramdd_bin_edges"),
+    weight=_hdd_not_implemented("_histogramdd_bin_edges"))
+HISTOGRAMDD_FROM_BIN_CTS = defop(
+    "_histogramdd_from_bin_cts", lambda self, weight, bins, range, density:
+    _hdd_count(_hdd_rows(self), weight, _hdd_edges(_hdd_rows(self), bins, range), density,
+               True), inputs=("self", "weight"), attrs=("bins", "range", "density"),
+    node="NotImplemented", self=_hdd_not_implemented("_histogramdd_from_bin_cts"),
+    weight=_hdd_not_implemented("_histogramdd_from_bin_cts"))
+HISTOGRAMDD_FROM_BIN_TENSORS = defop(
+    "_histogramdd_from_bin_tensors", lambda self, weight, *bins, density:
+    _hdd_count(_hdd_rows(self), weight, bins, density, False),
+    inputs=("self", "weight", "*bins"), attrs=("density",), node="NotImplemented",
+    **dict.fromkeys(("self", "weight", "bins"),
+                    _hdd_not_implemented("_histogramdd_from_bin_tensors")))
+
+
+def _hdd_edges_in_order(out, n_bins):
+    """The NotImplemented node's edges in torch's order (self, bins..., weight), only
+    those of the inputs that require grad."""
+    fn = out._grad_fn
+    if fn is not None and len(fn._next) == 2 + n_bins:
+        nxt = fn._next
+        fn._next = (nxt[0],) + tuple(nxt[2:]) + (nxt[1],)
+    return _grad_edges_only(out)
+
+
+def _hdd_check_weight(input, weight):
+    if weight is None:
+        return
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and "
+                           f"weight tensor should have the same dtype, but got input("
+                           f"{_C_NAME.get(input.dtype)}), and weight({_C_NAME.get(weight.dtype)})")
+    if tuple(weight._shape or (1,)) != tuple(input._shape[:-1]):
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have "
+                           f"the same shape as the input tensor excluding its innermost "
+                           f"dimension, but got input with shape {list(input._shape)} and "
+                           f"weight with shape {list(weight._shape)}")
+
+
+def _hdd_check_kernel(input):
+    if input.dtype not in (D.float32, D.float64, D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+
+
+def _hdd_outer(input, n, range):
+    """torch's select_outer_bin_edges checks, on the host (the data's extremes only when
+    they are concrete); `range` as a tuple of floats."""
+    if range is not None:
+        range = tuple(float(v) for v in range)
+        if len(range) != 2 * n:
+            raise RuntimeError(f"torch.histogramdd: for a {n}-dimensional histogram range "
+                               f"should have {2 * n} elements, but got {len(range)}")
+        lo, hi = range[0::2], range[1::2]
+    elif input.numel():
+        if input.dtype not in (D.float32, D.float64):
+            raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                      f"'{input.dtype.scalar_name}'")
+        if not _concrete(input):
+            return range
+        a = np.asarray(input._value).reshape(-1, n)
+        lo, hi = a.min(0).tolist(), a.max(0).tolist()
+    else:
+        lo, hi = [0.0] * n, [1.0] * n
+    for d, (lo_d, hi_d) in enumerate(zip(lo, hi)):
+        if not (np.isfinite(lo_d) and np.isfinite(hi_d)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_fmt(lo_d)}, "
+                               f"{_fmt(hi_d)}] is not finite")
+        if lo_d > hi_d:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{_fmt(lo_d)} max {_fmt(hi_d)} for dimension {d}")
+    return range
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """torch.histogramdd: the histogram of the rows of `input` (..., N) as points in N
+    dimensions: `bins` an int or N ints (equal bins over `range`, default the data's) or
+    N tensors of bin edges. Forward only (torch has no derivative either).
+
+    >>> import eagergrad as torch
+    >>> torch.histogramdd(torch.tensor([[0.0, 1.0], [1.0, 1.0]]), bins=2).hist
+    tensor([[0., 1.],
+            [0., 1.]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    n = input._shape[-1]
+    w = weight if weight is not None else _const(np.zeros(0, input.dtype.np))
+    if isinstance(bins, (list, tuple)) and any(isinstance(b, Tensor) for b in bins):
+        if not all(isinstance(b, Tensor) for b in bins):
+            raise TypeError("histogramdd(): argument 'bins' must be tuple of ints or a list "
+                            "of tensors")
+        if len(bins) != n:
+            raise RuntimeError(f"torch.histogramdd: expected {n} sequences of bin edges for a "
+                               f"{n}-dimensional histogram but got {len(bins)}")
+        for d, b in enumerate(bins):
+            if b.dtype is not input.dtype:
+                raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should "
+                                   f"have the same dtype, but got input with dtype "
+                                   f"{_C_NAME.get(input.dtype)} and bins for dimension {d} "
+                                   f"with dtype {_C_NAME.get(b.dtype)}")
+            if b.ndim != 1:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, "
+                                   f"but got {b.ndim} dimensions in the bins tensor for "
+                                   f"dimension {d}")
+            if b.numel() == 0:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 "
+                                   f"element, but got 0 elements in the bins tensor for "
+                                   f"dimension {d}")
+        _hdd_check_weight(input, weight)
+        for d, b in enumerate(bins):
+            if b.numel() < 2:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got "
+                                   f"{b.numel() - 1} for dimension {d}")
+        _hdd_check_kernel(input)
+        hist = call_op(HISTOGRAMDD_FROM_BIN_TENSORS, (input, w, *bins), (bool(density),))
+        return _Histogramdd((_hdd_edges_in_order(hist, len(bins)), tuple(bins)))
+    if isinstance(bins, int) and not isinstance(bins, bool):
+        bins = (bins,) * n
+    elif not (isinstance(bins, (list, tuple)) and
+              all(isinstance(b, int) and not isinstance(b, bool) for b in bins)):
+        raise TypeError(f"histogramdd() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(bins).__name__}), but expected one of:\n" + "".join(
+                            f" * (Tensor input, {b} bins, tuple of floats range = None, Tensor "
+                            f"weight = None, bool density = False)\n"
+                            for b in ("int", "tuple of ints", "tuple of Tensors")))
+    bins = tuple(int(b) for b in bins)
+    range = _hdd_outer(input, n, range)
+    if len(bins) != n:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    for d, b in enumerate(bins):
+        if b + 1 < 0:
+            raise RuntimeError("number of steps must be non-negative")
+        if b + 1 == 0:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 "
+                               f"element, but got 0 elements in the bins tensor for "
+                               f"dimension {d}")
+    _hdd_check_weight(input, weight)
+    for d, b in enumerate(bins):
+        if b <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
+                               f"dimension {d}")
+    _hdd_check_kernel(input)
+    edges = call_op(HISTOGRAMDD_BIN_EDGES, (input, w), (bins, range))
+    hist = call_op(HISTOGRAMDD_FROM_BIN_CTS, (input, w), (bins, range, bool(density)))
+    return _Histogramdd((_grad_edges_only(hist), _grad_edges_only(edges)))
 
 
 # ---- quantile, nanquantile: torch's composite ------------------------------------------------

@@ -16,7 +16,8 @@ from ..device import device as _device
 from ..size import format_shape
 from .._shapes import wrap_dim as _wrap_dim
 from ..tensor import Tensor
-from ._args import promote
+from ._args import no_out, promote
+from .inplace import _can_cast
 from ._autocast import autocast_op
 from ._table import defop, call_op
 
@@ -162,17 +163,24 @@ SQUEEZE0, SQUEEZE1, SQUEEZE2, SQUEEZE4 = (_sq("SqueezeBackward" + n) for n in "0
 
 
 def squeeze(input, dim=None):
+    op, attrs = _squeeze_op(input, dim)
+    return call_op(op, (input,), attrs)
+
+
+def _squeeze_op(input, dim):
+    """squeeze's (op, attrs): SqueezeBackward0 (all dims), 1 (a dim), 2 (dims)."""
     shape = input._shape
     if dim is None:
-        dims = tuple(i for i, n in enumerate(shape) if n == 1)
-        return call_op(SQUEEZE0, (input,), (dims, shape))
+        return SQUEEZE0, (tuple(i for i, n in enumerate(shape) if n == 1), shape)
     if isinstance(dim, int):
         d = _wrap_dim(dim, input.ndim)
-        dims = (d,) if input.ndim and shape[d] == 1 else ()
-        return call_op(SQUEEZE1, (input,), (dims, shape))
-    dims = tuple(sorted(d for d in {_wrap_dim(x, input.ndim) for x in dim}
-                        if input.ndim and shape[d] == 1))
-    return call_op(SQUEEZE2, (input,), (dims, shape))
+        return SQUEEZE1, ((d,) if input.ndim and shape[d] == 1 else (), shape)
+    wrapped = [_wrap_dim(x, input.ndim) for x in dim]
+    for k, d in enumerate(wrapped):
+        if d in wrapped[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    dims = tuple(sorted(d for d in wrapped if input.ndim and shape[d] == 1))
+    return SQUEEZE2, (dims, shape)
 
 
 def _perm_meta(src, attrs, idx, shape):
@@ -231,14 +239,19 @@ def t(input):
 
 
 def permute(input, *dims):
-    dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_arg(dims))
+    return call_op(PERMUTE, (input,), (_permutation(input, _shape_arg(dims)),))
+
+
+def _permutation(input, dims):
+    """permute's dims, wrapped and checked."""
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
     if sorted(dims) != list(range(input.ndim)):
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
                            "not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}"
                            if len(dims) != input.ndim else "permute(): duplicate dims are not "
                            "allowed.")
-    return call_op(PERMUTE, (input,), (dims,))
+    return dims
 
 
 def _T(input):
@@ -286,7 +299,11 @@ EXPAND = defop("expand", lambda self, size, self_sym_sizes: jnp.broadcast_to(sel
 
 
 def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+    return call_op(EXPAND, (input,), (_expanded_size(input, _shape_arg(sizes)), input._shape))
+
+
+def _expanded_size(input, sizes):
+    """expand's target size, -1s resolved, with torch's checks."""
     nd = input.ndim
     if len(sizes) < nd:
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input._shape)}}}, "
@@ -311,7 +328,7 @@ def expand(input, *sizes):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(input._shape)}")
         out.append(s)
-    return call_op(EXPAND, (input,), (tuple(out), input._shape))
+    return tuple(out)
 
 
 def expand_as(input, other):
@@ -428,18 +445,24 @@ def _slice(input, dim, start, end, step=1):
 
 
 def narrow(input, dim, start, length):
-    if not input.ndim:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(start, Tensor):  # (torch's narrow.Tensor: read on the host)
-        if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex:
+        if start.ndim or start.dtype.is_floating_point or start.dtype.is_complex or \
+                start.dtype is D.bool_:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
+    if not input.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, input.ndim)
+    n = input._shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
     if start < 0:
-        start += input._shape[d]
-    if start + length > input._shape[d] or length < 0:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
-                           f"({input._shape[d]}).")
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return _slice(input, d, start, start + length)
 
 
@@ -485,11 +508,31 @@ def split(tensor, split_size_or_sections, dim=0):
         s = split_size_or_sections
         sizes = tuple(min(s, n - i) for i in range(0, n, s)) if n else (0,)
         return call_op(SPLIT, (tensor,), (sizes, d, s))
-    sizes = tuple(split_size_or_sections)
+    return call_op(SPLIT_SIZES, (tensor,), _split_sizes(tensor, split_size_or_sections, d))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """torch.split_with_sizes: views of `input` of `split_sizes` along `dim`.
+
+    >>> import eagergrad as torch
+    >>> [t.tolist() for t in torch.arange(5).split_with_sizes([2, 3])]
+    [[0, 1], [2, 3, 4]]
+    """
+    d = _wrap_dim(dim, input.ndim)
+    return call_op(SPLIT_SIZES, (input,), _split_sizes(input, split_sizes, d))
+
+
+def _split_sizes(tensor, split_sizes, d):
+    """split_with_sizes' attrs (sizes, dim), with torch's checks."""
+    n = tensor._shape[d]
+    sizes = tuple(int(s) for s in split_sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={list(sizes)}")
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
-    return call_op(SPLIT_SIZES, (tensor,), (sizes, d))
+    return sizes, d
 
 
 def chunk(input, chunks, dim=0):
@@ -507,13 +550,21 @@ def unbind(input, dim=0):
 def _cat_back(grad, dim, sizes):
     out, start = [], 0
     for s in sizes:
+        if s is None:  # (a 1-d empty input: zeros, as torch's cat_tensors_backward)
+            out.append(grad.new_zeros((0,)))
+            continue
         out.append(grad.narrow(dim, start, s))
         start += s
     return out
 
 
-CAT = defop("cat", lambda *tensors, dim, dtype, sizes:
-            jnp.concatenate([t.astype(dtype.np) for t in tensors], axis=dim),
+def _cat_k(*tensors, dim, dtype, sizes):
+    """(sizes: None for the 1-d empty inputs, which torch skips)"""
+    parts = [t.astype(dtype.np) for t, s in zip(tensors, sizes) if s is not None]
+    return jnp.concatenate(parts, axis=dim) if parts else jnp.zeros((0,), dtype.np)
+
+
+CAT = defop("cat", _cat_k,
             inputs=("*tensors",), attrs=("dim", "dtype", "sizes"),
             tensors=lambda grad, dim, sizes: _cat_back(grad, dim, sizes))
 STACK = defop("stack", lambda *tensors, dim, dtype:
@@ -523,11 +574,17 @@ STACK = defop("stack", lambda *tensors, dim, dtype:
 
 
 @autocast_op("cat")
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
         if not t._shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
@@ -536,14 +593,21 @@ def cat(tensors, dim=0):
     for i, t in enumerate(tensors):
         if t._shape == (0,):
             continue
-        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(t._shape, ref._shape))
-                                     if j != d):
-            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
-                               f"size {ref._shape[0 if d else 1] if ref.ndim > 1 else ''} but got "
-                               f"size {t._shape[0 if d else 1] if t.ndim > 1 else ''} for tensor "
-                               f"number {i} in the list.")
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {t.ndim}")
+        for j, (a, b) in enumerate(zip(ref._shape, t._shape)):
+            if j != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number {i} "
+                                   "in the list.")
     dt = promote(*tensors)
-    sizes = tuple(t._shape[d] if t._shape != (0,) else 0 for t in tensors)
+    if out is not None:
+        if not _can_cast(dt, out.dtype):
+            raise TypeError("torch.cat(): input types can't be cast to the desired output type "
+                            f"{out.dtype.scalar_name}")
+        no_out(out, "cat")
+    sizes = tuple(t._shape[d] if t._shape != (0,) else None for t in tensors)
     return call_op(CAT, tuple(tensors), (d, dt, sizes))
 
 
@@ -649,11 +713,15 @@ DIAGONAL = defop("diagonal", lambda self, offset, dim1, dim2, self_sym_sizes:
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    return call_op(DIAGONAL, (input,), _diagonal_attrs(input, offset, dim1, dim2))
+
+
+def _diagonal_attrs(input, offset, dim1, dim2):
     nd = input.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return call_op(DIAGONAL, (input,), (offset, d1, d2, input._shape))
+    return offset, d1, d2, input._shape
 
 
 def _unfold_k(self, dimension, size, step):
@@ -688,13 +756,17 @@ UNFOLD = defop("unfold", lambda self, dimension, size, step, self_sym_sizes:
 
 
 def unfold(input, dimension, size, step):
+    return call_op(UNFOLD, (input,), _unfold_attrs(input, dimension, size, step))
+
+
+def _unfold_attrs(input, dimension, size, step):
     d = _wrap_dim(dimension, max(input.ndim, 1))
     n = input._shape[d] if input.ndim else 1
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return call_op(UNFOLD, (input,), (d, size, step, input._shape))
+    return d, size, step, input._shape
 
 
 def _as_strided_k(self, size, stride, storage_offset):
@@ -725,10 +797,14 @@ AS_STRIDED = defop("as_strided", lambda self, size, stride, storage_offset, self
 def as_strided(input, size, stride, storage_offset=None):
     """Tensor.as_strided over the tensor's storage (eagergrad: of a base tensor, or of a
     view with the storage offset 0 and contiguous strides)."""
+    return call_op(AS_STRIDED, (input,), _as_strided_attrs(input, size, stride, storage_offset))
+
+
+def _as_strided_attrs(input, size, stride, storage_offset, name="as_strided"):
     if storage_offset is None:
         storage_offset = input._offset
     if not input.is_contiguous() or input._offset:
-        raise NotImplementedError("eagergrad does not implement as_strided on a view that "
+        raise NotImplementedError(f"eagergrad does not implement {name} on a view that "
                                   "does not start its storage contiguously yet")
     size, stride = tuple(size), tuple(stride)
     need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride) if n) + 1
@@ -739,7 +815,7 @@ def as_strided(input, size, stride, storage_offset=None):
                            f"offset {storage_offset}, and itemsize {input.dtype.itemsize} "
                            f"requiring a storage size of {need * input.dtype.itemsize} are out "
                            f"of bounds for storage of size {input.numel() * input.dtype.itemsize}")
-    return call_op(AS_STRIDED, (input,), (size, stride, storage_offset, input._shape))
+    return size, stride, storage_offset, input._shape
 
 
 def _var_meta(src, attrs, idx, shape):
@@ -793,9 +869,16 @@ def _register_view_writers():
 def movedim(input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
     nd = input.ndim
+    given = src, dst
     src = [_wrap_dim(d, nd) for d in src]
     dst = [_wrap_dim(d, nd) for d in dst]
+    for name, dims, orig in (("source", src, given[0]), ("destination", dst, given[1])):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({orig})")
     if not nd:  # torch: a 0-d tensor's movedim(0, 0) is an alias
         return call_op(ALIAS, (input,))
     order = [d for d in range(nd) if d not in src]
@@ -866,6 +949,49 @@ def resolve_conj(input):
     False
     """
     return input.clone() if is_conj(input) else input
+
+
+def is_neg(input):
+    """torch.is_neg: whether `input` reads a conj view's imaginary part (torch's negative
+    bit, set by imag() of a conjugated tensor and kept by the views of it).
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j]); z.conj().imag.is_neg(), z.imag.is_neg()
+    (True, False)
+    """
+    ch = input._vchain
+    if not ch or input.is_complex():
+        return False
+    f, var = _CONJ.fwd(()), VIEW_AS_REAL.fwd(())
+    conj = False
+    for k, (g, _) in enumerate(ch):
+        if g is f:
+            conj = not conj
+        elif g is var:  # imag() is view_as_real then select(-1, 1): select's index is traced
+            nxt = ch[k + 1][0] if k + 1 < len(ch) else None
+            return conj and getattr(nxt, "keywords", {}).get("index") == 1
+    return False
+
+
+def resolve_neg(input):
+    """torch.resolve_neg: a negative view (is_neg) materialized as a new tensor, else
+    `input` itself.
+
+    >>> import eagergrad as torch
+    >>> z = torch.tensor([1 + 2j]); z.conj().imag.resolve_neg()
+    tensor([-2.])
+    """
+    return input.clone() if is_neg(input) else input
+
+
+def ravel(input):
+    """torch.ravel: input.contiguous().view(-1), a view of a contiguous input.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).t().ravel()
+    tensor([1, 3, 2, 4])
+    """
+    return view(contiguous(input), -1)
 
 
 register_special(_CONJ.kernel, lambda parent, v: jnp.conj(v).astype(parent.dtype))

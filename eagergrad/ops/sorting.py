@@ -400,7 +400,7 @@ def _reduce_dim(input, dim, name):
     return d
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """torch.kthvalue: the k-th smallest element along `dim` (k from 1) and its index.
 
     >>> import eagergrad as torch
@@ -413,6 +413,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = _reduce_dim(input, dim, "kthvalue")
     if not 0 < k <= (input._shape[d] if input.ndim else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if out is not None:
+        if out[0].dtype is not input.dtype:
+            raise RuntimeError("output values must be of same type as input")
+        if out[1].dtype is not D.int64:
+            raise RuntimeError("output indices must be of scalar type Long")
+        raise NotImplementedError("eagergrad does not implement torch.kthvalue(out=...) yet")
     return _Kthvalue(call_op(KTHVALUE, (input,), (k, d, keepdim, input._shape)))
 
 

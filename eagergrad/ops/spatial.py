@@ -704,14 +704,22 @@ def _reflect_coords(x, twice_low, twice_high):
     return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
+def _clip_coords(c, size):
+    """c clipped to [0, size - 1], its derivative 0 on the borders too (torch's
+    clip_coordinates_set_grad: "borders are considered out of bounds"; jnp.clip's is 1/2
+    there)."""
+    return jnp.where(c <= 0, jnp.zeros_like(c),
+                     jnp.where(c >= size - 1, jnp.full_like(c, size - 1), c))
+
+
 def _source_coords(coord, size, padding_mode, align_corners):
     c = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
     if padding_mode == 1:
-        c = jnp.clip(c, 0, size - 1)
+        c = _clip_coords(c, size)
     elif padding_mode == 2:
         c = _reflect_coords(c, 0, 2 * (size - 1)) if align_corners else \
             _reflect_coords(c, -1, 2 * size - 1)
-        c = jnp.clip(c, 0, size - 1)
+        c = _clip_coords(c, size)
     return c
 
 
@@ -738,9 +746,41 @@ def _gs_k(input, grid, interpolation_mode, padding_mode, align_corners):
             tap(y1, x0) * (wx0 * wy1)[:, None] + tap(y1, x1) * (wx1 * wy1)[:, None])
 
 
+def _gs3_k(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler_3d's forward: _gs_k over (N, C, D, H, W), grid (..., (x, y, z))."""
+    n, c, d, h, w = input.shape
+    ix = _source_coords(grid[..., 0], w, padding_mode, align_corners)
+    iy = _source_coords(grid[..., 1], h, padding_mode, align_corners)
+    iz = _source_coords(grid[..., 2], d, padding_mode, align_corners)
+    flat = input.reshape(n, c, d * h * w)
+    gd, gh, gw = grid.shape[1:4]
+
+    def tap(zz, yy, xx):
+        ok = ((xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1) & (zz >= 0) &
+              (zz <= d - 1))
+        idx = ((jnp.clip(zz, 0, d - 1) * h + jnp.clip(yy, 0, h - 1)) * w +
+               jnp.clip(xx, 0, w - 1)).astype(jnp.int32)
+        idx = jnp.broadcast_to(idx.reshape(n, 1, gd * gh * gw), (n, c, gd * gh * gw))
+        v = jnp.take_along_axis(flat, idx, axis=2).reshape(n, c, gd, gh, gw)
+        return jnp.where(ok[:, None], v, 0)
+    if interpolation_mode == 1:
+        return tap(jnp.round(iz), jnp.round(iy), jnp.round(ix))
+    x0, y0, z0 = jnp.floor(ix), jnp.floor(iy), jnp.floor(iz)
+    wx = (x0 + 1 - ix, ix - x0)
+    wy = (y0 + 1 - iy, iy - y0)
+    wz = (z0 + 1 - iz, iz - z0)
+    out = 0
+    for a in (0, 1):
+        for b in (0, 1):
+            for e in (0, 1):
+                out = out + tap(z0 + a, y0 + b, x0 + e) * (wx[e] * wy[b] * wz[a])[:, None]
+    return out
+
+
 def _gs_back_k(grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
                output_mask):
-    f = lambda x, g: _gs_k(x, g, interpolation_mode, padding_mode, align_corners)
+    kernel = _gs_k if input.ndim == 4 else _gs3_k  # (grid_sampler_3d's too)
+    f = lambda x, g: kernel(x, g, interpolation_mode, padding_mode, align_corners)
     gi, gg = jax.vjp(f, input, grid)[1](grad_output)
     return (gi if output_mask[0] else jnp.zeros_like(input),
             gg if output_mask[1] else jnp.zeros_like(grid))
@@ -817,6 +857,93 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
                                   "grid_sample(mode='bicubic') yet")
     return call_op(GRID_SAMPLER, (input, grid), (int(interpolation_mode), int(padding_mode),
                                                  bool(align_corners)))
+
+
+# ---- grid_sampler_3d (F.grid_sample of 5-D input) ----------------------------------------------
+def _nyi_third_3d(*grads):
+    raise NotImplementedError("eagergrad does not implement the third derivative of "
+                              "torch.grid_sampler_3d yet")
+
+
+GS3_BACK2 = defop(
+    "_grid_sampler_3d_double_backward", _gs_back2_k,
+    inputs=("ggi", "ggg", "grad_output", "input", "grid"), attrs=_GS_ATTRS,
+    outputs=("result0", "result1", "result2"), node="NotImplemented",
+    ggi=lambda grads: _nyi_third_3d(), ggg=lambda grads: _nyi_third_3d(),
+    grad_output=lambda grads: _nyi_third_3d(), input=lambda grads: _nyi_third_3d(),
+    grid=lambda grads: _nyi_third_3d())
+
+
+def _gs3_second(k):
+    def f(grads, grad_output, input, grid, interpolation_mode, padding_mode, align_corners):
+        return call_op(GS3_BACK2, (grads[0], grads[1], grad_output, input, grid),
+                       (interpolation_mode, padding_mode, align_corners))[k]
+    return f
+
+
+GS3_BACK = defop(
+    "grid_sampler_3d_backward", _gs_back_k, inputs=("grad_output", "input", "grid"),
+    attrs=_GS_ATTRS + ("output_mask",), outputs=("result0", "result1"),
+    node="GridSampler3DBackwardBackward0",
+    grad_output=_gs3_second(0), input=_gs3_second(1), grid=_gs3_second(2))
+delattr(GS3_BACK.Node, "_saved_output_mask")
+delattr(GS3_BACK.Node, "_raw_saved_output_mask")
+
+
+def _gs3_first(k):
+    def f(grad, input, grid, interpolation_mode, padding_mode, align_corners):
+        mask = tuple(i == k for i in range(2))
+        return call_op(GS3_BACK, (grad, input, grid),
+                       (interpolation_mode, padding_mode, align_corners, mask))[k]
+    return f
+
+
+GRID_SAMPLER_3D = defop(
+    "grid_sampler_3d", _gs3_k, inputs=("input", "grid"), attrs=_GS_ATTRS,
+    node="GridSampler3DBackward0", input=_gs3_first(0), grid=_gs3_first(1))
+
+
+def _sizes_str(t):
+    return "[" + ", ".join(map(str, t.shape)) + "]"
+
+
+@autocast_op("grid_sampler_3d")
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler_3d: `input` (N, C, D, H, W) sampled at the normalized (x, y, z)
+    points of `grid` (N, Dg, Hg, Wg, 3); modes 0 trilinear / 1 nearest, padding 0 zeros /
+    1 border / 2 reflection; with torch's checks.
+
+    >>> import eagergrad as torch
+    >>> x = torch.arange(8.).view(1, 1, 2, 2, 2)
+    >>> torch.grid_sampler_3d(x, torch.zeros(1, 1, 1, 1, 3), 0, 0, True)
+    tensor([[[[[3.5000]]]]])
+    """
+    si, sg = _sizes_str(input), _sizes_str(grid)
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {si} and grid with sizes {sg}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
+                           f"last dimension, but got grid with sizes {sg}")
+    for i in range(2, input.ndim):
+        if input.shape[i] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {si} with dimension {i} "
+                               "being empty")
+    if input.ndim != 5 or grid.ndim != 5:
+        raise RuntimeError("grid_sampler(): expected 5D input and grid with same number of "
+                           f"dimensions, but got input with sizes {si} and grid with sizes {sg}")
+    if int(interpolation_mode) == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if int(interpolation_mode) not in (0, 1) or int(padding_mode) not in (0, 1, 2):
+        raise NotImplementedError(f"eagergrad does not implement torch.grid_sampler_3d with "
+                                  f"interpolation_mode={interpolation_mode}, "
+                                  f"padding_mode={padding_mode}")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                           f"{grid.dtype.scalar_name}")
+    return call_op(GRID_SAMPLER_3D, (input, grid), (int(interpolation_mode),
+                                                    int(padding_mode), bool(align_corners)))
 
 
 # ---- affine_grid_generator (2-D) -----------------------------------------------------------------

@@ -5,8 +5,11 @@ RollBackward0, ...); the rest (fliplr, diag, tile, hstack, tensor_split, take_al
 broadcast_tensors, meshgrid, repeat_interleave, atleast_*d, cartesian_prod,
 combinations, ...) are composed of eagergrad ops as ATen composes them, so their graphs
 and views are torch's."""
+import itertools
 import math
+import operator
 import warnings
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +19,7 @@ from jax import lax
 from .. import _dtypes as D
 from .._shapes import broadcast_shape, wrap_dim as _wrap_dim
 from ..engine.grad_mode import STATE
+from ..size import Size
 from ..tensor import Tensor
 from . import shape as S
 from ._args import promote
@@ -23,7 +27,7 @@ from ._table import call_op, defop
 from ._autocast import autocast_op
 from .masks import masked_select
 from .reduce import _sum_dtype
-from .scatter import gather, index_add, index_select
+from .scatter import GATHER, INDEX_ADD, gather, index_select
 
 
 _WARNED = set()  # the keys of the TORCH_WARN_ONCE warnings given so far
@@ -31,8 +35,8 @@ _WARNED = set()  # the keys of the TORCH_WARN_ONCE warnings given so far
 
 def _warn_once(key, message):
     """A UserWarning the first time only (in this process), as torch's TORCH_WARN_ONCE."""
-    if key not in _WARNED:
-        _WARNED.add(key)
+    from .._settings import warn_once
+    if warn_once(_WARNED, key):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
@@ -131,6 +135,8 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if not input.ndim:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return call_op(ROLL, (input,), (shifts, tuple(_wrap_dim(d, input.ndim) for d in dims)))
 
 
@@ -365,8 +371,9 @@ def trace(input):
 
 
 def _take_back(grad, index, self_sym_sizes):
-    flat = index_add(_zeros((math.prod(self_sym_sizes),), grad.dtype), 0, S.reshape(index, -1),
-                     S.reshape(grad, -1))
+    # (INDEX_ADD itself: take's negative indices count from the end, index_add's raise)
+    flat = call_op(INDEX_ADD, (_zeros((math.prod(self_sym_sizes),), grad.dtype),
+                               S.reshape(index, -1), S.reshape(grad, -1)), (0, 1))
     return S.reshape(flat, self_sym_sizes)
 
 
@@ -383,7 +390,7 @@ def _index_bounds(index):
     return int(a.min()), int(a.max())
 
 
-def take(input, index):
+def take(input, index, *, out=None):
     """torch.take: input seen as 1-D, read at `index` (negative from the end); the result
     has index's shape. One TakeBackward0.
 
@@ -401,6 +408,12 @@ def take(input, index):
         if bad is not None:
             raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                              "elements.")
+    if out is not None:
+        if out.dtype is not input.dtype:
+            raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                               f"self.dtype = {input.dtype.scalar_name} and out.dtype = "
+                               f"{out.dtype.scalar_name}")
+        _no_out(out, "take")
     return call_op(TAKE, (input, index), (input._shape,))
 
 
@@ -421,6 +434,10 @@ def narrow_copy(input, dim, start, length):
     """
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= input.ndim:  # (torch's narrow_copy checks a non-negative dim so)
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
     d = _wrap_dim(dim, input.ndim)
     n = input._shape[d]
     if not -n <= start <= n:
@@ -609,7 +626,29 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
     return tuple(S._slice(input, d, a, b) for a, b in zip(bounds, bounds[1:]))
 
 
+def _sections(name, ios):
+    """torch's binding of h/v/dsplit's second argument: an int or a tuple of ints."""
+    if isinstance(ios, (list, tuple)):
+        for i, v in enumerate(ios):
+            if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+                raise TypeError(f"{name}(): argument 'indices' failed to unpack the object at pos "
+                                f"{i + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(v).__name__}\"")
+        return ios
+    if isinstance(ios, Tensor) and not ios.ndim and ios.dtype._kind == 1:
+        return int(ios.item())
+    if isinstance(ios, (bool, Tensor)) or not hasattr(type(ios), "__index__"):
+        got = "Tensor" if isinstance(ios, Tensor) else type(ios).__name__
+        why = ("      didn't match because some of the arguments have invalid types: "
+               f"(Tensor, !{got}!)\n")
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                        f"{got}), but expected one of:\n * (Tensor input, int sections)\n{why}"
+                        f" * (Tensor input, tuple of ints indices)\n{why}")
+    return ios
+
+
 def _hvd_split(name, input, ios, dim, need):
+    ios = _sections(name, ios)
     if input.ndim < need:
         what = "1 dimension" if need == 1 else f"{need} dimension"
         raise RuntimeError(f"torch.{name} requires a tensor with at least {what}, but got a "
@@ -728,6 +767,70 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t._shape) == shape else S.expand(t, shape) for t in tensors)
 
 
+def broadcast_shapes(*shapes):
+    """torch.broadcast_shapes: the shape the given shapes (ints for 1-D) broadcast to,
+    with torch's errors (torch._refs._broadcast_shapes).
+
+    >>> import eagergrad as torch
+    >>> torch.broadcast_shapes((2,), (3, 1), (1, 1, 1))
+    torch.Size([1, 3, 2])
+    """
+    shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * max(len(s) for s in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} "
+                                   f"at {idx}! Mismatching argument at index {arg_idx} had "
+                                   f"{shape}; but expected shape should be broadcastable to "
+                                   f"{common}")
+    for i, s in enumerate(common):
+        if not isinstance(s, int):
+            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                            f"'{type(s).__name__}')")
+    return Size(common)
+
+
+def unravel_index(indices, shape):
+    """torch.unravel_index: flat indices as coordinates into `shape`, one tensor per dim
+    (torch's composite: floor_divide by the strides, remainder by the sizes, unbind).
+
+    >>> import eagergrad as torch
+    >>> torch.unravel_index(torch.tensor([4, 1]), (3, 2))
+    (tensor([2, 0]), tensor([0, 1]))
+    """
+    from ..creation import tensor
+    if indices.dtype.is_complex or indices.dtype.is_floating_point or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (int, Sequence)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    for d in shape:
+        if not isinstance(d, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(d)}")
+    shape = tuple(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    coefs = list(reversed(list(itertools.accumulate(reversed(shape[1:] + (1,)),
+                                                    func=operator.mul))))
+    res = indices.unsqueeze(-1).floor_divide(tensor(coefs, dtype=D.int64)) % \
+        tensor(shape, dtype=D.int64)
+    return res.unbind(-1)
+
+
 def meshgrid(*tensors, indexing=None):
     """torch.meshgrid: each 0-D or 1-D tensor viewed along its own dim and expanded to the
     grid (views); indexing "ij" (matrix) or "xy" (Cartesian: the first two swapped).
@@ -802,7 +905,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     sizes = list(indices._shape)
     sizes[d] = input._shape[d]
     inp = S.expand(input, broadcast_shape(tuple(sizes), input._shape))
-    return gather(inp, d, idx)
+    # (GATHER itself: torch's take_along_dim reads negative indices from the end, unchecked,
+    # where gather checks them)
+    return call_op(GATHER, (inp, idx), (d,))
 
 
 def _host_ints(t):

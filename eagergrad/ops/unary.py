@@ -11,6 +11,7 @@ from .. import _dtypes as D
 from .._cache import keyed
 from ._args import float_of, promote
 from ._table import defop, call_op
+from .inplace import inplace
 from ._autocast import autocast_op
 from ..engine.grad_mode import STATE
 from .pointwise import (_c, _check_broadcast, _CLAMP_COMPLEX, _cpu_kernel, _need_tensors, _no_out,
@@ -120,6 +121,18 @@ for _n in _SPECS:
     globals()[_n] = _unary_fn(_n)
 
 
+def neg(input):
+    """torch.neg, elementwise (not of a bool tensor, as torch)."""
+    if input.dtype is D.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return call_op(_NEG, (input,))
+
+
+_NEG = UNARY["neg"]
+
+
 def _round_dec(self, decimals):
     if decimals > 0:  # as torch: scale up, round half to even, scale back
         s = 10.0 ** decimals
@@ -144,7 +157,27 @@ globals()["round"] = _round
 def conj_physical(input):
     """torch.conj_physical: a real tensor is returned as is, as torch."""
     return call_op(UNARY["conj_physical"], (input,)) if input.is_complex() else input
-negative = globals()["neg"]
+
+
+CONJ_PHYSICAL_ = defop("conj_physical_", lambda self: jnp.conj(self),
+                       node="ConjPhysicalBackward1", self=lambda grad: grad.conj())
+
+
+def conj_physical_(input):
+    """Tensor.conj_physical_: the conjugate written in place (ConjPhysicalBackward1); a
+    real tensor keeps its values, and its version moves and the node is recorded, as in
+    torch.
+
+    >>> import eagergrad as torch
+    >>> torch.tensor([1 + 2j]).conj_physical_()
+    tensor([1.-2.j])
+    """
+    return inplace(input, _conj_physical_)
+
+
+def _conj_physical_(input):
+    return call_op(CONJ_PHYSICAL_, (input,))
+negative = neg
 absolute = globals()["abs"]
 
 ATAN2 = defop("atan2", lambda self, other, dtype: jnp.arctan2(self.astype(_c(dtype)),
@@ -239,7 +272,16 @@ def _check_parts(a, b):
     _check_broadcast(a._shape, b._shape)
 
 
-def _complex(real, imag):  # (exported as torch.complex: the builtin stays usable here)
+def _check_complex_out(a, out, name):
+    if out is not None:
+        want = a.dtype.to_complex()
+        if out.dtype is not want:
+            raise RuntimeError(f"Expected object of scalar type {want.scalar_name} but got "
+                               f"scalar type {out.dtype.scalar_name} for argument 'out'")
+        _no_out(name)
+
+
+def _complex(real, imag, *, out=None):  # (exported as torch.complex: the builtin stays usable here)
     """torch.complex: real + imag * 1j, from two float tensors of one dtype.
 
     >>> import eagergrad as torch
@@ -247,11 +289,12 @@ def _complex(real, imag):  # (exported as torch.complex: the builtin stays usabl
     tensor([1.+2.j])
     """
     _check_parts(real, imag)
+    _check_complex_out(real, out, "complex")
     return call_op(COMPLEX, (real, imag))
 
 
 @autocast_op("polar")
-def polar(abs, angle):
+def polar(abs, angle, *, out=None):
     """torch.polar: abs * (cos(angle) + sin(angle) * 1j).
 
     >>> import eagergrad as torch
@@ -259,4 +302,5 @@ def polar(abs, angle):
     tensor([2.+0.j])
     """
     _check_parts(abs, angle)
+    _check_complex_out(abs, out, "polar")
     return call_op(POLAR, (abs, angle))

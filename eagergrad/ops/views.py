@@ -16,7 +16,7 @@ history (`AsStridedBackward0`) the next time it is read.
 import jax
 import jax.numpy as jnp
 
-from .._storage import register_special, view_of, write_into  # noqa: F401
+from .._storage import register_special, relative_chain, view_of, write_into  # noqa: F401
 from ..engine.grad_mode import STATE
 from ..engine.graph import Node, _validate
 from ..engine.saved import _FREED, forward_name
@@ -191,8 +191,10 @@ def rebase_history(view, fn):
     through CopySlices; the view's grad_fn is regenerated lazily (Tensor.grad_fn)."""
     base = view._base
     edge = base._edge() if base._requires_grad else None
-    geometry = (view._shape, view.stride(), view._offset) if view.dtype == base.dtype else None
-    node = CopySlices(edge, (base._shape, base.dtype), view._vchain, geometry, fn,
+    # (the recorded path's as_strided reads a gradient laid out as the base: contiguous)
+    geometry = (view._shape, view.stride(), view._offset) if view.dtype == base.dtype and \
+        base._offset == 0 and base.is_contiguous() else None
+    node = CopySlices(edge, (base._shape, base.dtype), _chain_from(base, view), geometry, fn,
                       has_internal_overlap(view))
     base._grad_fn, base._out_nr, base._requires_grad = node, 0, True
 
@@ -200,8 +202,18 @@ def rebase_history(view, fn):
 def regenerate_grad_fn(view):
     """The view's grad_fn from its base's current history: AsStridedBackward0."""
     base = view._base
-    attrs = (view._vchain, view._shape, view.stride(), view._offset, base._shape, base.dtype)
+    attrs = (_chain_from(base, view), view._shape, view.stride(), view._offset, base._shape,
+             base.dtype)
     _record(AS_STRIDED, (base,), attrs, (view,))
+
+
+def _chain_from(base, view):
+    """The view chain from the base's value to the view's (NOTE [in-place view ops])."""
+    chain = relative_chain(view._vchain, base._vchain)
+    if chain is None:
+        raise NotImplementedError("eagergrad does not implement autograd through a view made "
+                                  "before as_strided_ changed its base yet")
+    return chain
 
 
 def _real_write(parent, v):

@@ -10,6 +10,7 @@ from .convolution import (conv1d, conv2d, conv3d, conv_transpose1d,
                           conv_transpose2d, conv_transpose3d)
 from .dropout import _noise_dropout, _check_p
 from .linear import bilinear
+from .normalization import rms_norm  # (torch.rms_norm is F.rms_norm)
 from .pooling import adaptive_avg_pool1d, avg_pool1d
 from .pooling import max_pool1d as _max_pool1d
 from .pooling import max_pool1d_with_indices as _max_pool1d_with_indices
@@ -63,4 +64,4 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "bilinear", "adaptive_avg_pool1d", "avg_pool1d", "max_pool1d",
            "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "dropout", "dropout_",
            "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
-           "feature_alpha_dropout", "feature_alpha_dropout_"]
+           "feature_alpha_dropout", "feature_alpha_dropout_", "rms_norm"]

@@ -2,6 +2,8 @@
 (addmm for 2-D input, view + addmm + view for contiguous input with a vector bias,
 matmul + in-place add otherwise) and `bilinear` is ATen's _trilinear composition, so
 both record torch's graphs."""
+import enum
+
 from ...ops.linalg import _trilinear, addmm, matmul
 from ...ops._autocast import autocast_op
 from ...tensor import Tensor
@@ -89,3 +91,24 @@ def bilinear(input1, input2, weight, bias=None):
     x2 = input2.reshape(-1, input2.shape[-1])
     out = _trilinear(x1, weight, x2, (1, 3), (0,), (1, 2), (2, 3)).reshape(out_size)
     return out if bias is None else out + bias
+
+
+class ScalingType(enum.Enum):
+    """How scaled_mm's scales apply (torch's F.ScalingType; eagergrad has no scaled_mm)."""
+    TensorWise = 0
+    RowWise = 1
+    BlockWise1x16 = 2
+    BlockWise1x32 = 3
+    BlockWise1x128 = 4
+    BlockWise128x128 = 5
+
+
+class SwizzleType(enum.Enum):
+    """scaled_mm's swizzle of block scales (torch's F.SwizzleType)."""
+    NO_SWIZZLE = 0
+    SWIZZLE_32_4_4 = 1
+
+
+ScalingType.__name__ = ScalingType.__qualname__ = "_ScalingType"
+SwizzleType.__name__ = SwizzleType.__qualname__ = "_SwizzleType"
+_ScalingType, _SwizzleType = ScalingType, SwizzleType

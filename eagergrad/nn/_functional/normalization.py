@@ -8,7 +8,6 @@ import jax.numpy as jnp
 from ... import _dtypes as D
 from ...ops import batchnorm as _B
 from ...ops.loss import _add_s
-from ...ops.norm import _check_layer_norm
 from ...ops.norm import layer_norm as _layer_norm
 from ._utils import _dims
 from .pooling import avg_pool2d, avg_pool3d
@@ -102,12 +101,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     tensor([[0.8485, 1.1314]])
     """
     ns = tuple(int(s) for s in normalized_shape)
+    if not ns:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {_dims(weight.shape)} and normalized_shape = "
+                           f"{_dims(ns)}")
     if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={_dims(ns)}, expected input with shape "
                            f"[*{', '.join(str(s) for s in ns)}], but got input of "
                            f"size{_dims(input.shape)}")
-    if weight is not None:
-        _check_layer_norm(input, ns, weight, None)
     # half types are upcast to float32 and the result cast back, as ATen's opmath
     up = input.to(D.float32) if input.dtype in (D.float16, D.bfloat16) else input
     if eps is None:

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..._settings import alert_not_deterministic
 from ... import _dtypes as D
 from ...creation import rand
 from ...ops._autocast import autocast_op
@@ -31,10 +32,32 @@ def _pool_arg(v, name, what, allow_none=False):
     return v
 
 
+def _trunc_div(a, b):
+    """C++'s integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _out_size(n, k, p, s, d, ceil_mode):
+    """torch's pooling_output_shape, with its checks."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > _trunc_div((k - 1) * d + 1, 2):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p}, kernel_size={k} and dilation={d}")
+    return _pool_out_size(n, k, p, s, d, ceil_mode)
+
+
 def _check_pool(name, input, k, s, p, d, ceil_mode):
-    if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[1:]):
+    """torch's checks of max_pool2d / avg_pool2d (their meta functions, then Pool.h's
+    pool2d_shape_check), in torch's order."""
+    if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     s = s or k
+    out = [_out_size(n, kk, pp, ss, dd, ceil_mode)
+           for n, kk, pp, ss, dd in zip(input.shape[-2:], k, p, s, d)]
     if any(x <= 0 for x in k):
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} "
                            f"kW: {k[1]}")
@@ -44,12 +67,12 @@ def _check_pool(name, input, k, s, p, d, ceil_mode):
     if any(x <= 0 for x in d):
         raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
                            f"dilationW: {d[1]}")
-    for kk, pp, dd in zip(k, p, d):
-        if pp > ((kk - 1) * dd + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
-    out = [_pool_out_size(n, kk, pp, ss, dd, ceil_mode)
-           for n, kk, pp, ss, dd in zip(input.shape[-2:], k, p, s, d)]
+    if not all(input.shape[-3:]) or input.ndim == 3 and not input.shape[0]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{_dims(input.shape)}")
+    if k[1] // 2 < p[1] or k[0] // 2 < p[0]:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
     if any(o <= 0 for o in out):
         c, h, w = input.shape[-3:]
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
@@ -86,12 +109,6 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out if return_indices else out[0]
 
 
-def _check_1d(name, input):
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
-                           f"batch size for input, but got:{_dims(input.shape)}")
-
-
 def _one(v, name, arg):
     if isinstance(v, int):
         return v
@@ -109,14 +126,42 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     >>> torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1., 3., 2., 0.]]), 2)[1]
     tensor([[1, 2]])
     """
-    _check_1d("max_pool1d", input)
-    k = _one(kernel_size, "max_pool1d", "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _one(stride, "max_pool1d", "stride")
-    p, d = _one(padding, "max_pool1d", "padding"), _one(dilation, "max_pool1d", "dilation")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for max_pool1d)")
+    k, s, p, d = _pool1d_args(kernel_size, stride, padding, dilation)
     out, ind = max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d),
                                        ceil_mode)
     return out.squeeze(-2), ind.squeeze(-2)
+
+
+def _pool1d_args(kernel_size, stride, padding, dilation):
+    k = _one(kernel_size, "max_pool1d", "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _one(stride, "max_pool1d", "stride")
+    return k, s, _one(padding, "max_pool1d", "padding"), _one(dilation, "max_pool1d", "dilation")
+
+
+def _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """torch's max_pool1d checks (MaxPooling.cpp), made without indices."""
+    n = input.shape
+    if not (len(n) == 2 and n[0] and n[1] or len(n) == 3 and n[1] and n[2]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got:{_dims(n)}")
+    k, s, p, d = _pool1d_args(kernel_size, stride, padding, dilation)
+    for what, ok, v in (("kernel_size must be greater than zero", k > 0, k),
+                        ("stride must be greater than zero", s > 0, s),
+                        ("padding must be non-negative", p >= 0, p)):
+        if not ok:
+            raise RuntimeError(f"max_pool1d() {what}, but got {v}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    w = _pool_out_size(n[-1], k, p, s, d, ceil_mode)
+    if w <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {w}")
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -127,6 +172,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> torch.nn.functional.max_pool1d(torch.tensor([[1., 3., 2., 0.]]), 2)
     tensor([[3., 2.]])
     """
+    if not return_indices:  # (torch's max_pool1d, whose checks differ from with_indices')
+        _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
     out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 
@@ -731,6 +778,7 @@ def _check_unpool(nd, input, indices, output_size, stride=None, padding=None):
 
 @autocast_op("max_unpool2d")
 def _max_unpool2d(input, indices, output_size):
+    alert_not_deterministic("max_unpooling2d_forward_out")
     output_size = tuple(int(s) for s in output_size)
     _check_unpool(2, input, indices, output_size)
     return _max_unpool(input, indices, output_size)
@@ -738,6 +786,7 @@ def _max_unpool2d(input, indices, output_size):
 
 @autocast_op("max_unpool3d")
 def _max_unpool3d(input, indices, output_size, stride, padding):
+    alert_not_deterministic("max_unpooling3d_forward_out")
     output_size = tuple(int(s) for s in output_size)
     _check_unpool(3, input, indices, output_size, stride, padding)
     return _max_unpool(input, indices, output_size, tuple(stride), tuple(padding))

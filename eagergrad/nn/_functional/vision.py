@@ -17,6 +17,7 @@ from ...ops.spatial import (  # noqa: F401 - pixel_(un)shuffle: re-exported by n
     _upsample,
     affine_grid_generator,
     grid_sampler_2d,
+    grid_sampler_3d,
     pixel_shuffle,
     pixel_unshuffle,
 )
@@ -326,8 +327,9 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples (N, C, H, W) `input` at the normalized (x, y) points of `grid`
-    (N, Hg, Wg, 2) (GridSampler2DBackward0); modes bilinear / nearest, padding zeros /
-    border / reflection.
+    (N, Hg, Wg, 2) (GridSampler2DBackward0), or (N, C, D, H, W) `input` at the (x, y, z)
+    points of `grid` (N, Dg, Hg, Wg, 3) (GridSampler3DBackward0); modes bilinear /
+    nearest, padding zeros / border / reflection.
 
     >>> import eagergrad as torch
     >>> x = torch.arange(4.).view(1, 1, 2, 2)
@@ -364,8 +366,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
                            f"last dimension, but got grid with sizes {sg}")
     if input.ndim == 5:
-        raise NotImplementedError("eagergrad does not implement torch.nn.functional."
-                                  "grid_sample for 5-D input yet")
+        return grid_sampler_3d(input, grid, mode_enum, padding_enum, align_corners)
     return grid_sampler_2d(input, grid, mode_enum, padding_enum, align_corners)
 
 

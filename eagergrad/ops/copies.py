@@ -1,0 +1,295 @@
+"""The out-of-place ("functional") forms of the view and fill ops: view_copy & co., fill,
+as_strided_scatter, and scalar_tensor.
+
+A `*_copy` op is its view op's table entry (kernel, attributes, formulas) with a new
+tensor as its output instead of a view, and torch's node name for it: the view's node
+with `_copy` appended (`ViewBackward0_copy`). The arguments are checked by the view
+op's own helpers in shape.py, so the errors are the view's, as in torch.
+"""
+import math
+
+import jax.numpy as jnp
+
+from .. import _dtypes as D
+from .._shapes import wrap_dim as _wrap_dim
+from ..creation import full
+from ..tensor import Tensor
+from . import pointwise as P, shape as S, tensor_ops as TO
+from .fill import FILL, FILL_T, _fill_call
+from .views import check_no_overlap_error
+from ._table import call_op, defop, derive
+
+
+def _copy_of(op, name=None, node=None):
+    """`op`'s entry with a new tensor as output (not a view): same kernel, attributes,
+    traced attributes and formulas; the node `node` (default: op's node + "_copy")."""
+    return derive(op, name or op.name + "_copy", node or op.Node.__name__ + "_copy")
+
+
+VIEW_COPY = _copy_of(S.VIEW)
+ALIAS_COPY = _copy_of(S.ALIAS)
+AS_STRIDED_COPY = _copy_of(S.AS_STRIDED)
+EXPAND_COPY = _copy_of(S.EXPAND)
+PERMUTE_COPY = _copy_of(S.PERMUTE)
+SQUEEZE_COPY = {op: _copy_of(op) for op in (S.SQUEEZE0, S.SQUEEZE1, S.SQUEEZE2)}
+T_COPY = _copy_of(S.T)
+TRANSPOSE_COPY = _copy_of(S.TRANSPOSE)
+UNFOLD_COPY = _copy_of(S.UNFOLD)
+UNSQUEEZE_COPY = _copy_of(S.UNSQUEEZE)
+UNBIND_COPY = _copy_of(S.UNBIND)
+SPLIT_SIZES_COPY = _copy_of(S.SPLIT_SIZES)
+# (their kernels return a tuple of tensors, one per piece: not the one-output fast path)
+UNBIND_COPY.simple = SPLIT_SIZES_COPY.simple = False
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"eagergrad does not implement torch.{name}(out=...) yet")
+
+
+def view_copy(input, size, *, out=None):
+    """torch.view_copy: input.view(size) as a new tensor (any strides: a reshape's values).
+
+    >>> import eagergrad as torch
+    >>> torch.view_copy(torch.arange(6), (2, -1))
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    _no_out(out, "view_copy")
+    if isinstance(size, D.dtype):
+        raise NotImplementedError("eagergrad does not implement torch.view_copy(dtype) yet")
+    return call_op(VIEW_COPY, (input,), (S._infer_size(tuple(size), input.numel()),
+                                         input._shape))
+
+
+def alias_copy(input, *, out=None):
+    """torch.alias_copy: a copy of input (AliasBackward0_copy)."""
+    _no_out(out, "alias_copy")
+    return call_op(ALIAS_COPY, (input,))
+
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    """torch.as_strided_copy: input.as_strided(size, stride, storage_offset) as a new
+    tensor (eagergrad: of an input that starts its storage contiguously, as as_strided).
+
+    >>> import eagergrad as torch
+    >>> torch.as_strided_copy(torch.arange(4), (2, 2), (1, 1))
+    tensor([[0, 1],
+            [1, 2]])
+    """
+    _no_out(out, "as_strided_copy")
+    return call_op(AS_STRIDED_COPY, (input,),
+                   S._as_strided_attrs(input, size, stride, storage_offset, "as_strided_copy"))
+
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    """torch.diagonal_copy: input.diagonal(offset, dim1, dim2) as a new tensor.
+
+    >>> import eagergrad as torch
+    >>> torch.diagonal_copy(torch.tensor([[1, 2], [3, 4]]), 1)
+    tensor([2])
+    """
+    _no_out(out, "diagonal_copy")
+    return call_op(TO.DIAGONAL_COPY, (input,), S._diagonal_attrs(input, offset, dim1, dim2))
+
+
+def expand_copy(input, size, *, implicit=False, out=None):
+    """torch.expand_copy: input.expand(size) as a new (contiguous) tensor.
+
+    >>> import eagergrad as torch
+    >>> torch.expand_copy(torch.tensor([1, 2]), (2, -1))
+    tensor([[1, 2],
+            [1, 2]])
+    """
+    _no_out(out, "expand_copy")
+    return call_op(EXPAND_COPY, (input,), (S._expanded_size(input, tuple(size)), input._shape))
+
+
+def permute_copy(input, dims, *, out=None):
+    """torch.permute_copy: input.permute(dims) as a new (contiguous) tensor."""
+    _no_out(out, "permute_copy")
+    return call_op(PERMUTE_COPY, (input,), (S._permutation(input, tuple(dims)),))
+
+
+def squeeze_copy(input, dim=None, *, out=None):
+    """torch.squeeze_copy: input.squeeze(dim) as a new tensor (SqueezeBackward0_copy for
+    every dim, 1 for one dim, 2 for a tuple of dims)."""
+    _no_out(out, "squeeze_copy")
+    op, attrs = S._squeeze_op(input, dim)
+    return call_op(SQUEEZE_COPY[op], (input,), attrs)
+
+
+def t_copy(input, *, out=None):
+    """torch.t_copy: input.t() as a new (contiguous) tensor."""
+    _no_out(out, "t_copy")
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return call_op(T_COPY, (input,), (0, 1) if input.ndim == 2 else (0, 0))
+
+
+def transpose_copy(input, dim0, dim1, *, out=None):
+    """torch.transpose_copy: input.transpose(dim0, dim1) as a new (contiguous) tensor."""
+    _no_out(out, "transpose_copy")
+    nd = input.ndim
+    return call_op(TRANSPOSE_COPY, (input,), (_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
+
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    """torch.unfold_copy: input.unfold(dimension, size, step) as a new tensor."""
+    _no_out(out, "unfold_copy")
+    return call_op(UNFOLD_COPY, (input,), S._unfold_attrs(input, dimension, size, step))
+
+
+def unsqueeze_copy(input, dim, *, out=None):
+    """torch.unsqueeze_copy: input.unsqueeze(dim) as a new tensor."""
+    _no_out(out, "unsqueeze_copy")
+    return call_op(UNSQUEEZE_COPY, (input,), (_wrap_dim(dim, input.ndim + 1),))
+
+
+def unbind_copy(input, dim=0, *, out=None):
+    """torch.unbind_copy: input.unbind(dim) as new tensors, one node for them all.
+
+    >>> import eagergrad as torch
+    >>> torch.unbind_copy(torch.tensor([[1, 2], [3, 4]]), 1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
+    _no_out(out, "unbind_copy")
+    if not input.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return call_op(UNBIND_COPY, (input,), (_wrap_dim(dim, input.ndim),))
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0, *, out=None):
+    """torch.split_with_sizes_copy: input.split_with_sizes(split_sizes, dim) as new
+    tensors, one node for them all."""
+    _no_out(out, "split_with_sizes_copy")
+    d = _wrap_dim(dim, input.ndim)
+    return call_op(SPLIT_SIZES_COPY, (input,), S._split_sizes(input, split_sizes, d))
+
+
+# ---- fill: fill_'s kernels and formulas, out of place (torch's fill.Scalar, fill.Tensor) -
+FILL_SCALAR = _copy_of(FILL, "fill_functional", "FillBackward0")
+FILL_TENSOR = _copy_of(FILL_T, "fill_tensor_functional", "FillBackward1")
+
+
+def fill(input, value):
+    """torch.fill: a new tensor of input's shape and dtype filled with `value` (a number
+    or a 0-dim tensor, which gets the sum of the gradient).
+
+    >>> import eagergrad as torch
+    >>> torch.fill(torch.zeros(2), 3)
+    tensor([3., 3.])
+    """
+    return _fill_call(input, value, FILL_SCALAR, FILL_TENSOR)
+
+
+# ---- as_strided_scatter ------------------------------------------------------------------
+def _as_strided_scatter_k(self, src, size, stride, storage_offset, order):
+    n = math.prod(self.shape)
+    at = S._as_strided_k(jnp.arange(n).reshape(self.shape), size, stride, storage_offset)
+    at = jnp.transpose(at, order).reshape(-1)
+    # an element the slice covers more than once (overlapping strides) gets the value
+    # torch's copy_ writes last: `order` is its loop order (jax's scatter picks any)
+    last = jnp.full(n, -1, at.dtype).at[at].max(jnp.arange(at.shape[0], dtype=at.dtype))
+    vals = jnp.transpose(src.astype(self.dtype), order).reshape(-1)[jnp.maximum(last, 0)]
+    return jnp.where(last >= 0, vals, self.reshape(-1)).reshape(self.shape)
+
+
+def _copy_order(size, stride, src_stride):
+    """The dims of torch's copy_ of src into a view of `size` and `stride`, outermost
+    first: TensorIterator's reorder_dimensions (smaller strides inside, the output's
+    first, a tie of strides put the smaller dim inside)."""
+    perm = list(range(len(size)))[::-1]  # (innermost first)
+
+    def should_swap(d0, d1):
+        for st in (stride, src_stride):
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if size[d0] > size[d1]:
+                return 1
+        return 0
+
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(perm[::-1])
+
+
+def _as_strided_scatter_self(grad, size, stride, storage_offset):
+    # torch's as_strided_scatter_backward: the gradient at the elements the slice covers
+    # (not at the others: torch's formula, which assumes nothing of self is kept)
+    return call_op(AS_STRIDED_SCATTER, (P._zeros(grad), _strided(grad, size, stride,
+                                                                 storage_offset)),
+                   (size, stride, storage_offset, tuple(range(len(size)))))
+
+
+def _strided(grad, size, stride, storage_offset):
+    return S.as_strided(S.contiguous(grad), size, stride, storage_offset)
+
+
+AS_STRIDED_SCATTER = defop("as_strided_scatter", _as_strided_scatter_k, inputs=("self", "src"),
+                           attrs=("size", "stride", "storage_offset", "order"),
+                           dynamic=("storage_offset",), self=_as_strided_scatter_self,
+                           src=_strided)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """torch.as_strided_scatter: a copy of input with input.as_strided(size, stride,
+    storage_offset) replaced by src (eagergrad: an input that starts its storage
+    contiguously, as as_strided).
+
+    >>> import eagergrad as torch
+    >>> torch.as_strided_scatter(torch.zeros(4), torch.ones(2), (2,), (2,))
+    tensor([1., 0., 1., 0.])
+    """
+    if input.requires_grad and not input.is_contiguous():
+        raise RuntimeError("as_strided_scatter is currently only supported for contiguous "
+                           "inputs")
+    size, stride, offset, _ = S._as_strided_attrs(input, size, stride, storage_offset,
+                                                  "as_strided_scatter")
+    if tuple(src._shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src._shape)}, slice size = {list(size)}")
+    if any(n > 1 and s == 0 for n, s in zip(size, stride)):
+        check_no_overlap_error()  # (copy_ into a slice with internal overlap)
+    return call_op(AS_STRIDED_SCATTER, (input, src),
+                   (size, stride, offset, _copy_order(size, stride, src.stride())))
+
+
+# ---- scalar_tensor -----------------------------------------------------------------------
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """torch.scalar_tensor: a 0-dim tensor of the number `s`, of the default dtype unless
+    `dtype` is given (never inferred from `s`).
+
+    >>> import eagergrad as torch
+    >>> torch.scalar_tensor(3)
+    tensor(3.)
+    """
+    if isinstance(s, Tensor):
+        s = s.item()
+    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    name = P._CONVERT_NAMES.get(dt, dt.cpp_name)
+    if dt is D.bool_:
+        s = bool(s)
+    elif not dt.is_complex and isinstance(s, complex):
+        if s.imag != 0:  # (torch's checked_convert)
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        s = s.real
+    if dt._kind == 1:
+        P.check_scalar(s, dt)
+    elif s.__class__ is int and not -2 ** 63 <= s < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    elif dt is D.float32 and math.isfinite(s) and abs(s) > 3.4028234663852886e38:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return full((), s, dtype=dt, device=device, layout=layout, requires_grad=requires_grad)
