@@ -77,6 +77,8 @@ from .serialization import save, load  # noqa: E402,F401
 from .linalg import _chain_matmul as chain_matmul  # noqa: E402,F401
 from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402,F401
 from .ops.batchnorm import _native_batch_norm_legit  # noqa: E402,F401
+from .ops.scatter import (_unsafe_masked_index,  # noqa: E402,F401
+                          _unsafe_masked_index_put_accumulate)
 from .ops.sampling import (_standard_gamma, _standard_gamma_grad,  # noqa: E402,F401
                             _sample_dirichlet, _dirichlet_grad)
 from . import optim, utils  # noqa: E402,F401

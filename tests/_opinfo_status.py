@@ -14,10 +14,6 @@ SKIP = {
         'missing in eagergrad: _chunk_cat',
     '_softmax_backward_data':
         'missing in eagergrad: aten op aten._softmax_backward_data',
-    '_unsafe_masked_index':
-        'missing in eagergrad: _unsafe_masked_index',
-    '_unsafe_masked_index_put_accumulate':
-        'missing in eagergrad: _unsafe_masked_index_put_accumulate',
     '_upsample_bilinear2d_aa':
         'missing in eagergrad: aten op aten._upsample_bilinear2d_aa',
     'empty':

@@ -749,6 +749,18 @@ SAMPLES.update({
         S(lambda m, x, i: x[i], C(3, 4), I([1, 2]), name="complex"),
     ],
     "index_put_acc": [S(lambda m, x, i: x[i], F(3, 4), I([2, 0, 2]), name="via double backward")],
+    "_unsafe_masked_index": [
+        S(lambda m, x, c, i: m._unsafe_masked_index(x, c, [i], -0.5), F(5, 4),
+          V([[True], [False], [True]], "bool"), I([0, 9, -2]),
+          name="a masked-out index past the end"),
+        S(lambda m, x, c, i, j: m._unsafe_masked_index(x, c, [i, j], 2.0), F(3, 4),
+          V([[True, False, True]], "bool"), I([[0], [2]]), I([[1, 7, 3]]), name="two indices"),
+    ],
+    "_unsafe_masked_index_put_accumulate": [
+        S(lambda m, x, c, i, v: m._unsafe_masked_index_put_accumulate(x, c, [i], v), F(5, 4),
+          V([[True], [False], [True]], "bool"), I([1, 9, 1]), F(3, 4),
+          name="repeated and masked-out indices"),
+    ],
     # boolean masks (eagergrad/ops/masks.py NOTE [masks]): reads on bucket-padded indices,
     # writes as a where (or, one value per selected element, a rank gather)
     "mask_index": [
@@ -916,7 +928,8 @@ def _as_complex(sample):
 for _op in ("_reshape_alias", "_to_copy", "alias", "all", "any", "as_strided",
             "as_strided_backward", "as_strided_view", "cumsum_backward", "diagonal_backward",
             "fill", "fill_tensor", "index_add", "index_copy", "index_fill", "index_put",
-            "index_put_acc", "isclose", "isfinite", "isinf", "isnan", "logical_and",
+            "index_put_acc", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
+            "isclose", "isfinite", "isinf", "isnan", "logical_and",
             "logical_not", "logsumexp", "mask_index_put", "mask_put_seq", "mask_take",
             "masked_fill_tensor", "masked_scatter_backward", "rsub", "scatter", "scatter_add",
             "scatter_value", "select_backward", "slice_backward", "split_with_sizes",

@@ -47,6 +47,63 @@ def _index(t, indices, positions):
     return call_op(INDEX, (t, *indices), (positions, t._shape))
 
 
+# ---- _unsafe_masked_index(_put_accumulate): indexing where a mask may hide bad indices ---
+def _clamped(self, indices):
+    """The indices clamped into self's dims (those under a False mask may be anything)."""
+    return tuple(jnp.clip(i, -n, n - 1) for i, n in zip(indices, self.shape))
+
+
+UNSAFE_MASKED_PUT_ACC = defop(
+    "_unsafe_masked_index_put_accumulate",
+    lambda self, mask, values, *indices: self.at[_clamped(self, indices)].add(
+        jnp.where(mask, values, jnp.zeros((), values.dtype)).astype(self.dtype)),
+    inputs=("self", "mask", "values", "*indices"), nondiff=(1,),
+    self=lambda grad: grad,
+    values=lambda grad, mask, indices: call_op(UNSAFE_MASKED_INDEX, (grad, mask, *indices),
+                                               (0, grad._shape)))
+UNSAFE_MASKED_INDEX = defop(
+    "_unsafe_masked_index",
+    lambda self, mask, *indices, fill, self_sym_sizes: jnp.where(
+        mask, self[_clamped(self, indices)], jnp.asarray(fill, self.dtype)),
+    inputs=("self", "mask", "*indices"), attrs=("fill", "self_sym_sizes"), nondiff=(1,),
+    self=lambda grad, mask, indices, self_sym_sizes: call_op(
+        UNSAFE_MASKED_PUT_ACC, (grad.new_zeros(self_sym_sizes), mask, grad, *indices)))
+
+
+def _unsafe_indices(indices):
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 2, but got "
+                            f"{type(i).__name__}")
+    return tuple(indices)
+
+
+def _unsafe_masked_index(input, mask, indices, fill):
+    """torch._unsafe_masked_index: input[indices] where mask is True, fill elsewhere (the
+    indices clamped into range: under False they need not be valid).
+
+    >>> import eagergrad as torch
+    >>> torch._unsafe_masked_index(torch.arange(3.), torch.tensor([True, False]),
+    ...                            [torch.tensor([2, 7])], -1.0)
+    tensor([ 2., -1.])
+    """
+    return call_op(UNSAFE_MASKED_INDEX, (input, mask, *_unsafe_indices(indices)),
+                   (fill.item() if isinstance(fill, Tensor) else fill, input._shape))
+
+
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    """torch._unsafe_masked_index_put_accumulate: input with values added at indices where
+    mask is True (indices clamped into range).
+
+    >>> import eagergrad as torch
+    >>> torch._unsafe_masked_index_put_accumulate(torch.zeros(3), torch.tensor([True, False]),
+    ...                                           [torch.tensor([1, 9])], torch.ones(2))
+    tensor([0., 1., 0.])
+    """
+    return call_op(UNSAFE_MASKED_PUT_ACC,
+                   (input, mask, values, *_unsafe_indices(indices)))
+
+
 # ---- gather / scatter along a dim --------------------------------------------------------
 def _dim_index(index, dim):
     """Full integer index tuple addressing `index`'s positions, with `index` on dim."""
