@@ -44,3 +44,20 @@ def as_tuple(x):
 def conj_scalar(v):
     """The conjugate of a Python complex; any other scalar as it is."""
     return v.conjugate() if isinstance(v, complex) else v
+
+
+def reorder_dims(nd, should_swap):
+    """The dims 0..nd-1 sorted innermost first by ATen's insertion sort (TensorIterator's
+    reorder_dimensions, computeStrideOrder): should_swap(d0, d1) > 0 moves d1 inside d0,
+    < 0 stops, 0 looks further out."""
+    perm = list(range(nd))[::-1]
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm

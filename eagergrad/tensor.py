@@ -11,7 +11,7 @@ from . import _dtypes as D
 from . import _layouts
 from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
-from ._shapes import wrap_dim as _wrap_dim
+from ._shapes import reorder_dims, wrap_dim as _wrap_dim
 from ._torch_names import missing
 from ._storage import (Storage, VersionCounter, contiguous_strides, relative_chain,
                        view_of, write_into)
@@ -619,16 +619,7 @@ def _dim_order(sizes, strides, ambiguity_check):
             return 0 if ge(sizes[b], sizes[a]) else 1
         return -1 if ge(sb, sa) else 1 if ge(sa, sb) else 0
 
-    perm = list(reversed(range(nd)))  # (an insertion sort, back to front)
-    for i in range(1, nd):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = reorder_dims(nd, should_swap)
     if ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(nd - 1)):
         raise RuntimeError("The tensor does not have unique dim order.")
     return tuple(reversed(perm))

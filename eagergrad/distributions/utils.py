@@ -13,6 +13,7 @@ from ..creation import arange, empty, tensor
 from ..engine.grad_mode import enable_grad
 from ..nn.functional import softmax
 from ..ops.pointwise import where
+from ..ops.tensor_ops import broadcast_shapes
 from ..size import Size
 from ..tensor import Tensor
 
@@ -68,26 +69,7 @@ def _broadcast_tensors(*ts):
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)
 
 
-def _broadcast_shapes(*shapes):
-    """torch.broadcast_shapes, with its error."""
-    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
-    if not shapes:
-        return Size()
-    common = [1] * max(len(s) for s in shapes)
-    for arg_idx, shape in enumerate(shapes):
-        for idx in range(-1, -1 - len(shape), -1):
-            if shape[idx] == common[idx]:
-                continue
-            if common[idx] == 1:
-                if shape[idx] < 0:
-                    raise ValueError("Attempting to broadcast a dimension with negative length!")
-                common[idx] = shape[idx]
-            if shape[idx] != 1 and common[idx] != shape[idx]:
-                raise RuntimeError(
-                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! "
-                    f"Mismatching argument at index {arg_idx} had {shape}; but expected shape "
-                    f"should be broadcastable to {common}")
-    return Size(common)
+_broadcast_shapes = broadcast_shapes  # (torch.broadcast_shapes, with its errors)
 
 
 def broadcast_all(*values):

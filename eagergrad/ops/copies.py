@@ -11,7 +11,7 @@ import math
 import jax.numpy as jnp
 
 from .. import _dtypes as D
-from .._shapes import wrap_dim as _wrap_dim
+from .._shapes import reorder_dims, wrap_dim as _wrap_dim
 from ..creation import full
 from ..tensor import Tensor
 from . import pointwise as P, shape as S, tensor_ops as TO
@@ -200,8 +200,6 @@ def _copy_order(size, stride, src_stride):
     """The dims of torch's copy_ of src into a view of `size` and `stride`, outermost
     first: TensorIterator's reorder_dimensions (smaller strides inside, the output's
     first, a tie of strides put the smaller dim inside)."""
-    perm = list(range(len(size)))[::-1]  # (innermost first)
-
     def should_swap(d0, d1):
         for st in (stride, src_stride):
             s0, s1 = st[d0], st[d1]
@@ -213,16 +211,7 @@ def _copy_order(size, stride, src_stride):
                 return 1
         return 0
 
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return tuple(perm[::-1])
+    return tuple(reorder_dims(len(size), should_swap)[::-1])
 
 
 def _as_strided_scatter_self(grad, size, stride, storage_offset):
