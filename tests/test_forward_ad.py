@@ -42,7 +42,8 @@ TORCH_NO_FORWARD_AD = frozenset({
     "_standard_gamma_grad", "_sample_dirichlet", "binomial", "_dirichlet_grad", "acosh_",
     "asinh_", "atanh_", "special_zeta", "special_zeta_scalar_self", "special_zeta_scalar_other",
     "igamma", "igammac", "heaviside", "heaviside_", "histogram", "histogram_bins",
-    "scatter_reduce_arg", "scatter_value_reduce", "index_reduce", "segment_reduce"})
+    "scatter_reduce_arg", "scatter_value_reduce", "index_reduce", "segment_reduce", "ormqr",
+    "_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors"})
 # torch's forward formula is wrong here, eagergrad's agrees with finite differences (and with
 # jax.jvp, checked below): cholesky_inverse's misplaces the factor's adjoint (its tangents
 # differ from central differences by ~5e-2 on a well-conditioned 3x3 factor);
