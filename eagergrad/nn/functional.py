@@ -21,7 +21,8 @@ from ._functional.distance import cosine_similarity, pairwise_distance, pdist  #
 from ._functional.dropout import (  # noqa: F401
     alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
 )
-from ._functional.linear import ScalingType, SwizzleType, bilinear, linear  # noqa: F401
+from ._functional.linear import (ScalingType, SwizzleType, _ScalingType,  # noqa: F401
+                                 _SwizzleType, bilinear, linear)
 from ._functional.loss import (  # noqa: F401
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy,
     ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
