@@ -6,7 +6,7 @@ torch.fft functions are in eagergrad/fft.py.
 """
 import jax.numpy as jnp
 
-from .._shapes import wrap_dim
+from .._shapes import reorder_dims, wrap_dim
 from .._storage import contiguous_strides
 from . import shape as S
 from ._table import call_op, defop
@@ -75,23 +75,13 @@ def _dense_strides(t):
         expect *= shape[d]
     else:
         return st
-    perm = list(range(len(shape)))[::-1]  # (innermost first)
-
     def swap(a, b):
         if st[a] == 0 or st[b] == 0:
             return 0
         if st[a] != st[b]:
             return 1 if st[a] > st[b] else -1
         return 1 if shape[a] > shape[b] else 0
-    for i in range(1, len(perm)):  # (an insertion sort, as ATen's)
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = swap(perm[k], perm[j])
-            if c > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif c < 0:
-                break
+    perm = reorder_dims(len(shape), swap)  # (innermost first)
     out, cur = [0] * len(shape), 1
     for d in perm:
         out[d] = cur
