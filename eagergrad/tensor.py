@@ -1,5 +1,7 @@
 """Tensor: a jax array (or a view of a storage) plus autograd metadata."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +15,8 @@ from ._mode import CAPTURING, FUNC, FWD, STATE
 from ._repr import tensor_repr
 from ._shapes import reorder_dims, wrap_dim as _wrap_dim
 from ._torch_names import missing
-from ._storage import (Storage, VersionCounter, contiguous_strides, relative_chain,
-                       view_of, write_into)
+from ._storage import (Storage, VersionCounter, contiguous_strides, register_special,
+                       relative_chain, view_of, write_into)
 from .size import Size
 from .device import NO_ACCELERATOR, _jax_devices, device as _device, device_of
 
@@ -84,6 +86,34 @@ def _view_over(src, chain):
     v._base = src._base if src._base is not None else src
     v._attr_version, v._creation_meta, v._view_rg = src._version_counter.version, None, False
     return v
+
+
+def _stop_gradient_k(a):
+    return jax.lax.stop_gradient(a)
+
+
+@jax.custom_jvp
+def _written_detached(parent, v):
+    return v
+
+
+_written_detached.defjvp(lambda primals, tangents: (primals[1], tangents[0]))
+
+
+# NOTE [detach under jax transforms]: detach() (and .data) shares the storage, so under a
+# jax transform (torch.func's trace, the user's jax.grad) its array is the same tracer and
+# jax would differentiate through it. There the alias reads its storage through one more
+# chain element, stop_gradient, so that jax's derivative, as torch's, is zero through it.
+# It is an identity view: a write through it gives the parent the written values, while
+# the parent's derivative stays its own (torch: writing into a detached alias leaves the
+# base's history as it was).
+_STOP_GRADIENT = jax.jit(functools.partial(_stop_gradient_k))
+register_special(_stop_gradient_k, _written_detached)
+
+
+def _stop_gradient_view(t):
+    t._vchain = (t._vchain or ()) + ((_STOP_GRADIENT, None),)
+    t._arr, t._gen = None, -1  # (read when first needed)
 
 
 def _zeros_meta(shape, dtype):
@@ -448,6 +478,8 @@ class Tensor:
         """A tensor sharing storage and version counter, with no history."""
         t = self._alias()
         t._version_counter = self._version_counter
+        if isinstance(self._storage.array, Tracer):
+            _stop_gradient_view(t)
         return t
 
     def _alias(self):
@@ -474,6 +506,8 @@ class Tensor:
     @property
     def data(self):
         t = self._alias()  # shares storage, new version counter, as torch's .data
+        if isinstance(self._storage.array, Tracer):
+            _stop_gradient_view(t)
         return t
 
     @data.setter

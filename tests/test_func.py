@@ -318,3 +318,44 @@ def test_autograd_over_transforms():
         fn.vmap(lambda r: r * r.sin())(z).abs().sum().backward()
         log.append(z.grad)
     same(f)
+
+
+def test_detach_and_data_block_the_transforms_derivative():
+    """detach()/.data share the storage, so under a transform they are the same traced
+    array: the derivative through them must still be zero (NOTE [detach under jax
+    transforms]), in every transform; a write through a detached alias gives the base its
+    values and keeps the base's own derivative, as torch's."""
+    def f(L, log):
+        fn, F = L.func, L.nn.functional
+        x = _x(L, [[0.5, 1.0, -0.3], [0.2, 0.1, 0.9]])
+        v = _x(L, [[1.0, 2.0, 0.5], [-1.0, 0.25, 3.0]])
+
+        def g(t):
+            m = t.mean()  # the formula trick of torch's norms: values of 1, m's derivative
+            return (F.gelu(t) * (m - m.detach() + 1)).sum() + (t.data * t).sum()
+
+        def h(t):
+            return t.detach().sin() * t + t.detach()[0].exp() * 2
+
+        def write_through_detached(t):
+            w = t * 1.0
+            w.detach().add_(1)
+            u = t.detach()
+            u.mul_(2)
+            return (w * t).sum()
+        log.append(fn.grad(g)(x))
+        log.append(fn.jvp(h, (x,), (v,)))
+        log.append(fn.jacrev(h)(x[0]))
+        log.append(fn.jacfwd(h)(x[0]))
+        log.append(fn.vmap(fn.grad(lambda r: h(r).sum()))(x))
+        log.append(fn.grad(write_through_detached)(x.clone()))
+        log.append(fn.vjp(h, x)[1](v))
+    same(f)
+
+
+def test_detach_under_the_users_jax_grad():
+    def f(a):
+        t = eg.from_jax(a)
+        return (t.detach() * t + t.data.exp()).sum().jax()
+    a = jnp.array([0.5, 2.0])
+    np.testing.assert_allclose(jax.grad(f)(a), np.asarray(a))  # d/dt of c*t: c = t

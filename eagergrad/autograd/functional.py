@@ -252,7 +252,7 @@ def _jacfwd_vectorized(func, inputs, is_inputs_tuple):
         info[:] = [is_out_tuple, [tuple(o.shape) for o in out]]
         return tuple(o._value for o in out)
 
-    primals = tuple(inp.detach()._value for inp in inputs)
+    primals = tuple(inp._value for inp in inputs)
 
     def push(*ts):
         return jax.jvp(f, primals, tuple(t.reshape(p.shape) for t, p in zip(ts, primals)))

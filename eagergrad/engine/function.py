@@ -239,7 +239,8 @@ def _forward(cls, ctx, args, is_t, tangents, res, outs):
 
 def _view_alias(t):
     """A view of `t` with an empty view chain (shares storage and version counter)."""
-    v = t.detach()
+    v = t._alias()  # (not detach(): under a jax transform that would stop the gradient)
+    v._version_counter = t._version_counter
     v._base = t._base if t._base is not None else t
     if v._vchain is None:
         v._vchain, v._arr, v._gen = (), t._value, t._storage.generation
