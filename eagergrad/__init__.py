@@ -82,6 +82,8 @@ from .ops.scatter import (_unsafe_masked_index,  # noqa: E402,F401
 from .ops.sampling import (_standard_gamma, _standard_gamma_grad,  # noqa: E402,F401
                             _sample_dirichlet, _dirichlet_grad)
 from . import optim, utils  # noqa: E402,F401
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
+from ._lobpcg import lobpcg  # noqa: E402,F401
 # (torch.jit, futures, compiler, multiprocessing, version: their eager-mode semantics)
 from . import compiler, futures, jit, multiprocessing, torch_version, version  # noqa: E402,F401
 from .futures import _CFuture as Future  # noqa: E402,F401  (torch._C.Future)
