@@ -85,6 +85,8 @@ from . import optim, utils  # noqa: E402,F401
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from ._lobpcg import lobpcg  # noqa: E402,F401
 # (torch.jit, futures, compiler, multiprocessing, version: their eager-mode semantics)
+from .nn._functional.rnn import (lstm, gru, rnn_tanh, rnn_relu,  # noqa: E402,F401
+                                  lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell)
 from . import compiler, futures, jit, multiprocessing, torch_version, version  # noqa: E402,F401
 from .futures import _CFuture as Future  # noqa: E402,F401  (torch._C.Future)
 from .jit import _fork as fork, _wait as wait, Error as JITException  # noqa: E402,F401

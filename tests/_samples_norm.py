@@ -100,3 +100,16 @@ SPECIAL = {
           name="p 1: scale 0, not inf"),
     ],
 }
+
+# aten::norm.Scalar (NormBackward0): norm_except_dim over every dim (dim -1)
+SAMPLES["norm_scalar"] = [
+    S(lambda m, x: m.norm_except_dim(x, 2, -1), F(3, 4), name="norm_except_dim dim -1"),
+    S(lambda m, x: m.norm_except_dim(x, 3, -1), F(2, 3), name="p 3"),
+    S(lambda m, z: m.norm_except_dim(z, 2, -1), C(3, 4), name="complex"),
+]
+SPECIAL["norm_scalar"] = [
+    S(lambda m, x: m.norm_except_dim(x, 2, -1), V([[0.0, 0.0], [0.0, 0.0]]),
+      name="the zero tensor, p 2"),
+    S(lambda m, x: m.norm_except_dim(x, 3, -1), V([0.0, 0.0, 0.0]),
+      name="the zero tensor, p 3"),
+]

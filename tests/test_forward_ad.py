@@ -43,7 +43,11 @@ TORCH_NO_FORWARD_AD = frozenset({
     "asinh_", "atanh_", "special_zeta", "special_zeta_scalar_self", "special_zeta_scalar_other",
     "igamma", "igammac", "heaviside", "heaviside_", "histogram", "histogram_bins",
     "scatter_reduce_arg", "scatter_value_reduce", "index_reduce", "segment_reduce", "ormqr",
-    "_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors"})
+    "_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors",
+    "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
+    "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
+    "batch_norm_backward_elemt", "batch_norm_update_stats",
+    "norm_scalar"})  # (torch's norm.Scalar forward AD fails on its own [1, 1] tangent)
 # torch's forward formula is wrong here, eagergrad's agrees with finite differences (and with
 # jax.jvp, checked below): cholesky_inverse's misplaces the factor's adjoint (its tangents
 # differ from central differences by ~5e-2 on a well-conditioned 3x3 factor);

@@ -282,6 +282,8 @@ class OpDef:
         self.Node = type(node, (_OpNode,), {"__slots__": (), "_op": self,
                                             "_jit_cache": EXECUTABLES.owner({}),
                                             **self._saved_properties()})
+        if node == "NotImplemented":  # (a torch built-in node: its name() is qualified)
+            self.Node.name = lambda _: "torch::autograd::NotImplemented"
 
     def _saved_properties(self):
         """`_saved_<name>` / `_raw_saved_<name>` for every attribute, saved value and

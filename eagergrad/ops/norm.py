@@ -300,3 +300,93 @@ def native_dropout(input, p, train):
     mask = _bernoulli_mask(input, 1.0 - p) if train else \
         from_jax(jnp.ones(tuple(input.shape), bool))
     return call_op(NATIVE_DROPOUT, (input, mask), (float(p), train))
+
+
+# ---- norm_except_dim (weight norm's norm), native_norm -----------------------------------
+def _norm_scalar_k(self, p):
+    from .distance import _norm_k
+    return _norm_k(self, p, None, False)
+
+
+def _norm_scalar_back(grad, self, result, p):
+    from .distance import _norm_back
+    return _norm_back(grad, self, result, p, None, False)
+
+
+# aten::norm.Scalar (NormBackward0), as norm_except_dim(v, pow, -1) records it
+NORM_SCALAR = defop("norm_scalar", _norm_scalar_k, attrs=("p",), node="NormBackward0",
+                    self=_norm_scalar_back)
+
+
+def _check_norm_dtype(v):
+    if not (v.dtype.is_floating_point or v.dtype.is_complex):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {v.dtype.scalar_name} instead.")
+
+
+def _norm_dim(v, pow, dim):
+    """aten::norm.ScalarOpt_dim(v, pow, [dim]) (NormBackward1)."""
+    from .distance import NORM_DIM
+    _check_norm_dtype(v)
+    return call_op(NORM_DIM, (v,), (pow, (dim,), False))
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """torch.norm_except_dim: the `pow`-norm of v over every dim but `dim` (kept, the others
+    of size 1), dim -1: over all (ATen's composite: view, norm, view).
+
+    >>> import eagergrad as torch
+    >>> torch.norm_except_dim(torch.tensor([[3.0, 4.0], [0.0, 1.0]]))
+    tensor([[5.],
+            [1.]])
+    """
+    for name, pos, x in (("pow", 2, pow), ("dim", 3, dim)):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise TypeError(f"norm_except_dim(): argument '{name}' (position {pos}) must be "
+                            f"int, not {type(x).__name__}")
+    if dim == -1:
+        _check_norm_dtype(v)
+        return call_op(NORM_SCALAR, (v,), (pow,))
+    if dim == 0:
+        shape = [v.size(0)] + [1] * (v.dim() - 1)
+        return _norm_dim(v.contiguous().view(v.size(0), -1), pow, 1).view(shape)
+    if dim == v.dim() - 1:
+        shape = [1] * (v.dim() - 1) + [v.size(-1)]
+        return _norm_dim(v.contiguous().view(-1, v.size(-1)), pow, 0).view(shape)
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+_NATIVE_NORM_SIGS = ("(Tensor input, Number p = 2)",
+                     "(Tensor input, Number p, tuple of ints dim, bool keepdim, "
+                     "torch.dtype dtype)")
+
+
+def native_norm(input, *args, **kwargs):
+    """torch.native_norm: ATen implements it for sparse tensors only, which eagergrad does
+    not have; on a (dense) tensor it raises torch's error for the CPU backend.
+
+    >>> import eagergrad as torch
+    >>> torch.native_norm(torch.ones(2))
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: Could not run 'aten::native_norm' with arguments from the 'CPU' backend...
+    """
+    from ..tensor import Tensor
+    n = 1 + len(args) + len(kwargs)
+    if not isinstance(input, Tensor) and (n <= 2 or n == 5):  # (one signature takes n)
+        raise TypeError("native_norm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(input, Tensor) or n > 5:
+        got = ", ".join([type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
+                         for a in (input, *args)] +
+                        [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        raise TypeError("native_norm() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:\n" +
+                        "".join(f" * {s}\n" for s in _NATIVE_NORM_SIGS))
+    raise NotImplementedError(
+        "Could not run 'aten::native_norm' with arguments from the 'CPU' backend. This could "
+        "be because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build). If you are a Facebook "
+        "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+        "possible resolutions. 'aten::native_norm' is only available for these backends: "
+        "[Meta, SparseCPU, SparseCUDA, SparseMPS] (eagergrad has no sparse tensors).")

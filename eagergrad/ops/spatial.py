@@ -852,9 +852,15 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
     >>> torch.grid_sampler_2d(x, torch.tensor([[[[0.0, 0.0]]]]), 0, 0, True)
     tensor([[[[1.5000]]]])
     """
+    _check_grid_sampler(input, grid, 4)
+    _check_grid_dtypes(input, grid, "grid_sampler_2d_cpu_kernel_impl")
     if int(interpolation_mode) == 2:
         raise NotImplementedError("eagergrad does not implement torch.nn.functional."
                                   "grid_sample(mode='bicubic') yet")
+    if int(interpolation_mode) not in (0, 1) or int(padding_mode) not in (0, 1, 2):
+        raise NotImplementedError(f"eagergrad does not implement torch.grid_sampler_2d with "
+                                  f"interpolation_mode={interpolation_mode}, "
+                                  f"padding_mode={padding_mode}")
     return call_op(GRID_SAMPLER, (input, grid), (int(interpolation_mode), int(padding_mode),
                                                  bool(align_corners)))
 
@@ -907,6 +913,35 @@ def _sizes_str(t):
     return "[" + ", ".join(map(str, t.shape)) + "]"
 
 
+def _check_grid_sampler(input, grid, nd):
+    """ATen's check_grid_sampler_common and check_grid_sampler_2d / _3d (nd: 4 / 5)."""
+    si, sg = _sizes_str(input), _sizes_str(grid)
+    if input.size(0) != grid.size(0):
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {si} and grid with sizes {sg}")
+    if grid.size(-1) != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
+                           f"last dimension, but got grid with sizes {sg}")
+    for i in range(2, input.ndim):
+        if input.shape[i] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {si} with dimension {i} "
+                               "being empty")
+    if input.ndim != nd or grid.ndim != nd:
+        raise RuntimeError(f"grid_sampler(): expected {nd}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {si} and grid with "
+                           f"sizes {sg}")
+
+
+def _check_grid_dtypes(input, grid, kernel):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
+                           f"{grid.dtype.scalar_name}")
+
+
 @autocast_op("grid_sampler_3d")
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
     """torch.grid_sampler_3d: `input` (N, C, D, H, W) sampled at the normalized (x, y, z)
@@ -918,33 +953,47 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     >>> torch.grid_sampler_3d(x, torch.zeros(1, 1, 1, 1, 3), 0, 0, True)
     tensor([[[[[3.5000]]]]])
     """
-    si, sg = _sizes_str(input), _sizes_str(grid)
-    if input.shape[0] != grid.shape[0]:
-        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {si} and grid with sizes {sg}")
-    if grid.shape[-1] != input.ndim - 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
-                           f"last dimension, but got grid with sizes {sg}")
-    for i in range(2, input.ndim):
-        if input.shape[i] <= 0:
-            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
-                               f"dimensions, but input has sizes {si} with dimension {i} "
-                               "being empty")
-    if input.ndim != 5 or grid.ndim != 5:
-        raise RuntimeError("grid_sampler(): expected 5D input and grid with same number of "
-                           f"dimensions, but got input with sizes {si} and grid with sizes {sg}")
+    _check_grid_sampler(input, grid, 5)
     if int(interpolation_mode) == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if int(interpolation_mode) not in (0, 1) or int(padding_mode) not in (0, 1, 2):
         raise NotImplementedError(f"eagergrad does not implement torch.grid_sampler_3d with "
                                   f"interpolation_mode={interpolation_mode}, "
                                   f"padding_mode={padding_mode}")
-    if grid.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found "
-                           f"{grid.dtype.scalar_name}")
+    _check_grid_dtypes(input, grid, "grid_sampler3d_cpu")
     return call_op(GRID_SAMPLER_3D, (input, grid), (int(interpolation_mode),
                                                     int(padding_mode), bool(align_corners)))
 
+
+
+@autocast_op("grid_sampler")
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler: grid_sampler_2d for a 4-D input, else grid_sampler_3d (ATen's
+    composite; its cuDNN branch is CUDA's).
+
+    >>> import eagergrad as torch
+    >>> x = torch.arange(4.).view(1, 1, 2, 2)
+    >>> torch.grid_sampler(x, torch.zeros(1, 1, 1, 2), 0, 0, True)
+    tensor([[[[1.5000]]]])
+    """
+    if input.dim() == 4:
+        return grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)
+    return grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def cudnn_is_acceptable(input):
+    """torch.cudnn_is_acceptable: whether cuDNN would take this tensor; False for every
+    eagergrad tensor (no cuDNN), as for torch's CPU tensors.
+
+    >>> import eagergrad as torch
+    >>> torch.cudnn_is_acceptable(torch.ones(2))
+    False
+    """
+    from ..tensor import Tensor
+    if not isinstance(input, Tensor):
+        raise TypeError("cudnn_is_acceptable(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return False
 
 # ---- affine_grid_generator (2-D) -----------------------------------------------------------------
 def _linspace_neg_one(n, align_corners):
