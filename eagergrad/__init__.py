@@ -97,6 +97,7 @@ for _k, _v in _CUDA_LEGACY_TYPES.items():
     setattr(cuda, _k, _v)
 del _k, _v
 
+from . import hub, profiler  # noqa: E402,F401
 float = float32
 double = float64
 half = float16

@@ -107,9 +107,3 @@ def test_autograd_module_names():
         out.append(a.profiler.record_function("f")(lambda x: x + 1)(m.ones(1)))
         return out
     same(f)
-
-
-def test_profiler_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="torch.autograd.profiler.profile"):
-        eg.autograd.profiler.profile()
-    assert eg.autograd.kineto_available() is False

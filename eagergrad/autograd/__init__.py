@@ -12,6 +12,9 @@ from ..engine.anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # n
 from ..engine import anomaly as anomaly_mode, grad_mode  # noqa: F401
 from . import forward_ad, function, functional, graph, profiler  # noqa: F401
 from .profiler import kineto_available  # noqa: F401
+from . import profiler_legacy, profiler_util  # noqa: F401
+from ._profiler_backend import (DeviceType, ProfilerActivity, ProfilerConfig,  # noqa: F401
+                                ProfilerEvent, ProfilerState)
 from ._api import backward, grad  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401  (the functions, as torch)
 from .variable import Variable  # noqa: F401

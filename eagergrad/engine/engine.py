@@ -346,9 +346,15 @@ def _schedule(root, deps, run, captures):
     return order
 
 
-def _run_node(fn, buffers, run, captures, captured, retain_graph):
+PROFILING = False  # a profiler records: nodes go through PROFILE_NODE (NOTE [profiler events])
+PROFILE_NODE = None
+
+
+def _run_node(fn, buffers, run, captures, captured, retain_graph, _profiled=False):
     """Run one node: its tensor hooks, captures, then (if it executes) torch's
     call_function; its outputs go to the input buffers of the nodes they flow to."""
+    if PROFILING and not _profiled:
+        return PROFILE_NODE(fn, buffers, run, captures, captured, retain_graph)
     grads = buffers.pop(fn, None)
     if grads is None:
         grads = [None] * len(fn._meta_in)

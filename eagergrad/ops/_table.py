@@ -511,9 +511,15 @@ def derive(op, name, node):
     return new
 
 
-def call_op(op, tensors, attrs=()):
+PROFILING = False  # a profiler records: call_op goes through PROFILE (NOTE [profiler events])
+PROFILE = None     # set with PROFILING by eagergrad/autograd/_profiler_backend.py
+
+
+def call_op(op, tensors, attrs=(), _profiled=False):
     """Run `op` on tensors eagerly; record a node when grad mode is on and an input
     requires grad. Returns a Tensor, or a tuple for multi-output ops."""
+    if PROFILING and not _profiled:
+        return PROFILE(op, tensors, attrs)
     # one executable per (attrs, input shapes and dtypes): NOTE [executable cache]
     static = attrs if not op.dynamic else op.static_of(attrs)
     n = len(tensors)
