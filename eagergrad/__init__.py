@@ -64,6 +64,7 @@ from .tensor import (is_signed, is_nonzero, is_same_size, is_inference,  # noqa:
 from .creation import default_generator  # noqa: E402,F401
 from ._layouts import contiguous_format as legacy_contiguous_format  # noqa: E402,F401
 from . import functional, random, return_types  # noqa: E402,F401
+from .creation import empty_strided, empty_permuted, from_file  # noqa: E402,F401
 from .creation import (torch_range as range, frombuffer, hann_window,  # noqa: E402,F401
                        hamming_window, bartlett_window, blackman_window, kaiser_window)
 from .engine.anomaly import set_anomaly_enabled  # noqa: E402,F401
@@ -74,22 +75,42 @@ from math import e, inf, nan, pi  # noqa: E402,F401  (torch's are math's)
 newaxis = None
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from .serialization import save, load  # noqa: E402,F401
+from . import storage  # noqa: E402
+from .storage import (UntypedStorage, TypedStorage, StorageBase, is_storage,  # noqa: E402,F401
+                      BFloat16Storage, BoolStorage, ByteStorage, CharStorage,
+                      ComplexDoubleStorage, ComplexFloatStorage, DoubleStorage, FloatStorage,
+                      HalfStorage, IntStorage, LongStorage, ShortStorage)
 from .linalg import _chain_matmul as chain_matmul  # noqa: E402,F401
 from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402,F401
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
+from ._lobpcg import lobpcg  # noqa: E402,F401
 from .ops.batchnorm import _native_batch_norm_legit  # noqa: E402,F401
+from .nn._functional.rnn import (lstm, gru, rnn_tanh, rnn_relu,  # noqa: E402,F401
+                                  lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell)
 from .ops.scatter import (_unsafe_masked_index,  # noqa: E402,F401
                           _unsafe_masked_index_put_accumulate)
 from .ops.sampling import (_standard_gamma, _standard_gamma_grad,  # noqa: E402,F401
                             _sample_dirichlet, _dirichlet_grad)
 from . import optim, utils  # noqa: E402,F401
-from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
-from ._lobpcg import lobpcg  # noqa: E402,F401
+from . import library  # noqa: E402,F401  (torch.library; torch.ops.<ns> is its ops)
+from .library._schema import (Tag, FunctionSchema, Argument,  # noqa: E402,F401
+                              parse_schema)
 # (torch.jit, futures, compiler, multiprocessing, version: their eager-mode semantics)
-from .nn._functional.rnn import (lstm, gru, rnn_tanh, rnn_relu,  # noqa: E402,F401
-                                  lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell)
 from . import compiler, futures, jit, multiprocessing, torch_version, version  # noqa: E402,F401
+from . import hub, profiler  # noqa: E402,F401
 from .futures import _CFuture as Future  # noqa: E402,F401  (torch._C.Future)
 from .jit import _fork as fork, _wait as wait, Error as JITException  # noqa: E402,F401
+# (the other device modules, streams, events, device errors, __torch_function__ switches,
+# control flow, and aliases torch keeps at its top level)
+from . import mps, mtia, xpu  # noqa: E402,F401
+from ._streams import Stream, Event  # noqa: E402,F401
+from .cuda import OutOfMemoryError, AcceleratorError  # noqa: E402,F401
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
+from ._control_flow import cond, while_loop  # noqa: E402,F401
+from .signal import windows  # noqa: E402,F401  (torch.windows is torch.signal.windows)
+from .random import thread_safe_generator  # noqa: E402,F401
+from ._utils import classproperty  # noqa: E402,F401
+from typing import TYPE_CHECKING  # noqa: E402,F401  (torch's is typing's)
 
 # the legacy tensor types: torch.FloatTensor(2, 3), isinstance(t, torch.LongTensor), ...
 globals().update(_LEGACY_TYPES)
@@ -97,7 +118,6 @@ for _k, _v in _CUDA_LEGACY_TYPES.items():
     setattr(cuda, _k, _v)
 del _k, _v
 
-from . import hub, profiler  # noqa: E402,F401
 float = float32
 double = float64
 half = float16
@@ -114,4 +134,4 @@ globals().update({k: v for k, v in _ops.FUNCTIONS.items()
 # torch.relu_(x) etc.: every module-level in-place function of torch whose method we have
 globals().update({k: v for k, v in _tensor_methods.INPLACE_TORCH_FUNCTIONS.items()
                   if k not in globals()})
-__getattr__ = _torch_names.module_getattr("eagergrad", "torch")
+__getattr__ = storage._with_storage(_torch_names.module_getattr("eagergrad", "torch"))

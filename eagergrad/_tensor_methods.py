@@ -9,7 +9,10 @@ The order is the old import order and matters: the op functions only take names 
 from . import _dtypes as D
 from ._torch_names import INPLACE_FUNCTIONS, TENSOR_ATTRIBUTES, mark_missing_tensor_attributes
 from .autograd._api import _tensor_backward
-from .creation import _legacy, _legacy_new, _reduce_ex
+from .device import device as _device
+from .mtia import _NO_MTIA
+from .xpu import _NO_XPU
+from .creation import _legacy, _legacy_new, _reduce_ex, new_empty_strided
 from .engine import graph as _graph
 from .ops import (FUNCTIONS as F, INPLACE, _cast, _imag, _inplace_method, _method_where, _new,
                   _new_full, _new_tensor, _rdiv, _real, _rfloordiv, _rmatmul, _rmod, _rpow)
@@ -19,6 +22,7 @@ from .ops.inplace import _inplace_function, inplace
 from .ops.sampling import INPLACE_SAMPLERS
 from .ops.views import _sync_view
 from .spectral import istft, stft
+from .storage import TENSOR_METHODS as _STORAGE_METHODS
 from .tensor import Tensor
 
 # the Python operators: name -> FUNCTIONS key (the op, wherever in ops/ it is defined)
@@ -52,6 +56,30 @@ def _tensor_new(self, *args, **kwargs):
     if len(args) == 1 and isinstance(args[0], Tensor):
         return call_op(S.ALIAS, (args[0],))
     return out
+
+
+def _device_method(kind, label, unavailable):
+    """Tensor.xpu / .mtia / .ipu: a copy on that device, which eagergrad's jax never has
+    (torch's errors: its argument's, then the missing backend's)."""
+    def method(self, *args, **kwargs):
+        if len(args) > 2:
+            raise TypeError(f"{kind}() takes from 0 to 2 positional arguments but {len(args)} "
+                            "were given")
+        for k in kwargs:
+            if k not in ("device", "non_blocking", "memory_format"):
+                raise TypeError(f"{kind}() got an unexpected keyword argument '{k}'")
+        dev = args[0] if args else kwargs.get("device")
+        if dev is not None:
+            if isinstance(dev, int) and not isinstance(dev, bool) and dev < 0:
+                raise RuntimeError("Device index must not be negative")
+            if not isinstance(dev, (int, str, _device)):
+                raise TypeError(f"{kind}(): argument 'device' (position 1) must be torch.device, "
+                                f"not {type(dev).__name__}")
+            if _device(dev).type != kind:  # (an int: torch's accelerator error without one)
+                raise RuntimeError(f"Invalid device, must be {label} device")
+        raise unavailable()
+    method.__name__ = method.__qualname__ = kind
+    return method
 
 
 def _bind():
@@ -89,6 +117,7 @@ def _bind():
     Tensor.new_zeros = _new(0)
     Tensor.new_ones = _new(1)
     Tensor.new_empty = _new(None)  # (torch's fill with deterministic algorithms on)
+    Tensor.new_empty_strided = new_empty_strided
     Tensor.new_full = _new_full
     Tensor.new_tensor = _new_tensor
     for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
@@ -110,6 +139,12 @@ def _bind():
     for name, fn in INPLACE_SAMPLERS.items():
         setattr(Tensor, name, fn)
     Tensor.stft, Tensor.istft = stft, istft
+    Tensor.xpu = _device_method("xpu", "xpu", lambda: AssertionError(_NO_XPU))
+    Tensor.mtia = _device_method("mtia", "MTIA", lambda: AssertionError(_NO_MTIA))
+    Tensor.ipu = _device_method(
+        "ipu", "ipu", lambda: RuntimeError("PyTorch is not linked with support for ipu devices"))
+    for name, fn in _STORAGE_METHODS.items():  # (untyped_storage, storage, data_ptr, ...)
+        setattr(Tensor, name, fn)
 
 
 _bind()

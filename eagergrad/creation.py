@@ -1,6 +1,8 @@
 """Tensor creation: tensor, zeros, ones, full, arange, linspace, eye, *_like, random."""
 import functools
 import math
+import operator
+import os
 import threading
 
 import jax
@@ -12,6 +14,7 @@ from . import _layouts, _settings
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
 from ._mode import CAPTURING, FUNC
+from ._storage import contiguous_strides
 from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
 
 
@@ -477,6 +480,238 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     data = np.frombuffer(raw, np.uint8, count * size, offset)
     host = data != 0 if dt is D.bool_ else data.view(dt.np)
     return _finish(jax.device_put(np.array(host)), dt, None, requires_grad)
+
+
+# ---- empty_strided, empty_permuted, new_empty_strided, from_file -------------------------
+def _int_tuple(value, fn, arg, pos):
+    """torch's parsing of an int-list argument (a tuple, list or Size of ints), with its
+    TypeErrors."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                        f"not {type(value).__name__}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, (bool, float)) or not hasattr(type(v), "__index__"):
+            raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                            f"but found element of type {type(v).__name__} at pos {i}")
+        out.append(operator.index(v))
+    return tuple(out)
+
+
+def _no_pinning(pin_memory):
+    if pin_memory and not _jax_devices("gpu"):
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+
+
+def _check_sizes(size, shown=None):
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size if shown is None else shown)}")
+
+
+def _storage_numel(size, stride, itemsize):
+    """c10's computeStorageNbytes, in elements, with its overflow error: its unsigned
+    arithmetic makes a negative stride on a dim of more than one element overflow."""
+    if 0 in size:
+        return 0
+    n = 1 + sum((k - 1) * (s % 2 ** 64) for k, s in zip(size, stride))
+    if n * itemsize > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    return n
+
+
+def _set_strides(size, stride):
+    """TensorImpl::set_sizes_and_strides: a negative stride left (a dim of one element)
+    becomes the contiguous stride over the dims after it."""
+    out = list(stride)
+    for d in range(len(size) - 1, -1, -1):
+        if out[d] < 0:
+            out[d] = 1 if d == len(size) - 1 else max(size[d + 1], 1) * out[d + 1]
+    return tuple(out)
+
+
+def _dense(size, stride):
+    """Whether (size, stride) covers numel() consecutive elements of memory, each once
+    (torch's is_non_overlapping_and_dense)."""
+    expected = 1
+    for s, k in sorted((s, k) for k, s in zip(size, stride) if k != 1):
+        if s != expected:
+            return False
+        expected *= k
+    return True
+
+
+def _strided_read(a, size, stride):
+    idx = jnp.zeros((), jnp.int64)
+    for n, s in zip(size, stride):
+        idx = idx[..., None] + jnp.arange(n, dtype=jnp.int64) * s
+    return a[idx]
+
+
+@functools.lru_cache(maxsize=64)
+def _strided_reader(size, stride):
+    """The view-chain function reading (size, stride) out of a 1-D storage array (one per
+    layout, so that the writes through it, keyed by it, are compiled once)."""
+    return EXECUTABLES.track(jax.jit(functools.partial(_strided_read, size=size,
+                                                       stride=stride)))
+
+
+def _empty_strided(size, stride, dtype, device, requires_grad):
+    """An uninitialized tensor of `size` whose stride() is `stride` (NOTE [strided
+    empty])."""
+    dt = _dt(dtype)
+    n = _storage_numel(size, stride, dt.itemsize)
+    stride = _set_strides(size, stride)
+    fill = _uninitialized(dt)
+    if n == 0 or _dense(size, stride):
+        t = _filled(fill, size, dt, device, requires_grad)
+        if stride != contiguous_strides(size):
+            t._stride = stride
+        return t
+    t = _filled(fill, (n,), dt, device, False)
+    t._vchain = ((_strided_reader(size, stride), None),)
+    t._arr, t._gen = None, -1  # (read through the chain when first needed)
+    t._shape, t._stride = size, stride
+    return _requiring_grad(t, requires_grad)
+
+
+# NOTE [strided empty]: torch's empty_strided / empty_permuted / new_empty_strided give a
+# tensor the strides asked for. Strides that lay numel() elements out densely (a
+# permutation of contiguous strides: channels-last, column-major) make a base tensor whose
+# array is in its logical shape, as every eagergrad base, with those strides as its
+# stride() (ops/resize.py's relayout and LAPACK's column-major results keep theirs the
+# same way). Strides with gaps or overlaps make a storage of torch's size, 1-D, and a
+# tensor (not a view: no _base, as in torch) that reads it through a one-element view
+# chain, so that writes to an overlapping element reach every index that shares it, and
+# the in-place ops see the overlap (stride 0) and refuse it as torch does.
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """torch.empty_strided: an uninitialized tensor of `size` with strides `stride`.
+
+    >>> import eagergrad as torch
+    >>> torch.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    size = _int_tuple(size, "empty_strided", "size", 1)
+    stride = _int_tuple(stride, "empty_strided", "stride", 2)
+    _strided(layout)
+    _no_pinning(pin_memory)
+    _check_sizes(size)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    return _empty_strided(size, stride, dtype, device, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """torch.empty_permuted: an uninitialized dense tensor of `size` whose dims lie in
+    memory in the order `physical_layout` (outermost first).
+
+    >>> import eagergrad as torch
+    >>> torch.empty_permuted((2, 3, 5, 7), (0, 2, 3, 1)).stride()
+    (105, 1, 21, 3)
+    """
+    size = _int_tuple(size, "empty_permuted", "size", 1)
+    perm = _int_tuple(physical_layout, "empty_permuted", "physical_layout", 2)
+    _strided(layout)
+    _no_pinning(pin_memory)
+    n = len(size)
+    if len(perm) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {n} is not equal to "
+                           f"len(physical_layout) = {len(perm)}")
+    seen = set()
+    for i, d in enumerate(perm):
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                               f"but got {d} at index {i}).  NB: negative dims not currently "
+                               "supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    physical = tuple(size[d] for d in perm)
+    _check_sizes(physical)
+    stride = [0] * n
+    for d, s in zip(perm, contiguous_strides(physical)):
+        stride[d] = s
+    return _empty_strided(size, tuple(stride), dtype, device, requires_grad)
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                      pin_memory=False, requires_grad=False):
+    """Tensor.new_empty_strided: empty_strided with self's dtype and device by default.
+
+    >>> import eagergrad as torch
+    >>> torch.zeros(1, dtype=torch.float64).new_empty_strided((2, 3), (1, 2)).dtype
+    torch.float64
+    """
+    size = _int_tuple(size, "new_empty_strided", "size", 1)
+    stride = _int_tuple(stride, "new_empty_strided", "stride", 2)
+    _strided(layout)
+    _no_pinning(pin_memory)
+    _check_sizes(size)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    return _empty_strided(size, stride, dtype or self.dtype,
+                          device if device is not None else self.device, requires_grad)
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False, requires_grad=False):
+    """torch.from_file: a 1-D tensor of `size` elements of `dtype` read from the file's
+    first bytes. A copy: shared=True (torch writes the tensor's changes back to the
+    file) raises NotImplementedError, as a jax array cannot map a file.
+
+    >>> import eagergrad as torch
+    >>> torch.from_file("/nonexistent", size=0)
+    tensor([])
+    """
+    if isinstance(filename, bytes):
+        filename = os.fsdecode(filename)
+    if not isinstance(filename, str):
+        raise TypeError(f"from_file(): argument 'filename' (position 1) must be str, not "
+                        f"{type(filename).__name__}")
+    if shared is not None and not isinstance(shared, bool):
+        raise TypeError(f"from_file(): argument 'shared' (position 2) must be bool, not "
+                        f"{type(shared).__name__}")
+    if isinstance(size, (bool, float)) or not hasattr(type(size), "__index__"):
+        raise TypeError(f"from_file(): argument 'size' must be int, not {type(size).__name__}")
+    size = operator.index(size)
+    _strided(layout)
+    dt = _dt(dtype)
+    if pin_memory:
+        raise RuntimeError("tensors constructed from a file cannot be pinned")
+    if shared:
+        raise NotImplementedError("eagergrad does not implement torch.from_file(shared=True): "
+                                  "a tensor's storage is a jax array, which cannot write its "
+                                  "changes back to the file")
+    nbytes = size * dt.itemsize
+    raw = b""
+    if size:
+        try:
+            with open(filename, "rb") as f:
+                if nbytes < 0:
+                    raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: "
+                                       "Cannot allocate memory (12)")
+                have = os.fstat(f.fileno()).st_size
+                if have < nbytes:
+                    raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the "
+                                       f"required mapping size <{nbytes}>")
+                raw = f.read(nbytes)
+        except IsADirectoryError:
+            raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: No such "
+                               "device (19)") from None
+        except OSError as e:
+            raise RuntimeError(f"unable to open file <{filename}> in read-only mode: "
+                               f"{os.strerror(e.errno)} ({e.errno})") from None
+    data = np.frombuffer(raw, np.uint8)
+    host = data != 0 if dt is D.bool_ else data.view(dt.np)
+    return _finish(jax.device_put(np.array(host)), dt, device, requires_grad)
 
 
 def _window_args(name, window_length, periodic, dtype, layout, device, overloads):

@@ -87,4 +87,16 @@ def empty_cache():
     """torch frees its CUDA cache; jax manages its own memory: nothing to do."""
 
 
+class OutOfMemoryError(RuntimeError):
+    """Exception raised when device is out of memory"""
+
+
+class AcceleratorError(RuntimeError):
+    """Exception raised while executing on device"""
+
+
+# (torch.OutOfMemoryError and torch.AcceleratorError: eagergrad/__init__ exports them)
+OutOfMemoryError.__module__ = AcceleratorError.__module__ = "eagergrad"
+
+
 __getattr__ = module_getattr("eagergrad.cuda", "torch.cuda")

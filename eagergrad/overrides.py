@@ -16,6 +16,7 @@ right; the first result that is not NotImplemented).
 >>> double(Logged())
 'double on Logged'
 """
+import threading
 import warnings
 
 from ._torch_names import module_getattr
@@ -23,6 +24,53 @@ from .tensor import Tensor
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary",
            "has_torch_function_variadic", "is_tensor_like"]
+
+
+# ---- torch._C.DisableTorchFunction(Subclass): __torch_function__ off in this thread ----
+_ENABLED, _SUBCLASSES_DISABLED, _ALL_DISABLED = 0, 1, 2
+
+
+class _State(threading.local):
+    value = _ENABLED
+
+
+_STATE = _State()
+
+
+class _Disable:
+    _to = _ALL_DISABLED
+
+    def __init__(self, *args, **kwargs):  # (torch's takes and ignores any arguments)
+        self._old = _ENABLED  # (an exit without an enter restores this, as torch's)
+
+    def __enter__(self):
+        self._old = _STATE.value
+        _STATE.value = self._to
+
+    def __exit__(self, *exc):
+        _STATE.value = self._old
+
+
+class DisableTorchFunctionSubclass(_Disable):
+    """Inside the block, this thread's __torch_function__ overrides are off: the helpers
+    below see none (has_torch_function is False). eagergrad has no torch-function modes, so
+    this is also what DisableTorchFunction does.
+
+    >>> import eagergrad as torch
+    >>> class Logged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return "overridden"
+    >>> with torch.DisableTorchFunctionSubclass():
+    ...     torch.overrides.has_torch_function((Logged(),))
+    False
+    """
+
+    _to = _SUBCLASSES_DISABLED
+
+
+class DisableTorchFunction(_Disable):
+    """Inside the block, __torch_function__ overrides and modes are off in this thread."""
 
 
 def is_tensor_like(inp):
@@ -33,6 +81,8 @@ def is_tensor_like(inp):
 def _overloaded_args(relevant_args):
     """The arguments whose types define __torch_function__, one per type, in calling order."""
     seen, out = set(), []
+    if _STATE.value != _ENABLED:
+        return out
     for arg in relevant_args:
         t = type(arg)
         if t in seen or not hasattr(t, "__torch_function__"):
@@ -49,12 +99,13 @@ def _overloaded_args(relevant_args):
 
 def has_torch_function(relevant_args):
     """Whether any of `relevant_args` (an iterable) has a type defining __torch_function__."""
-    return any(hasattr(type(a), "__torch_function__") for a in relevant_args)
+    return _STATE.value == _ENABLED and \
+        any(hasattr(type(a), "__torch_function__") for a in relevant_args)
 
 
 def has_torch_function_unary(arg):
     """has_torch_function((arg,))."""
-    return hasattr(type(arg), "__torch_function__")
+    return _STATE.value == _ENABLED and hasattr(type(arg), "__torch_function__")
 
 
 def has_torch_function_variadic(*args):

@@ -16,7 +16,7 @@ from .creation import (default_generator, get_rng_state, initial_seed, manual_se
                        set_rng_state)
 
 __all__ = ["default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed",
-           "seed", "set_rng_state"]
+           "seed", "set_rng_state", "thread_safe_generator"]
 
 
 @contextlib.contextmanager
@@ -32,6 +32,22 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         yield
     finally:
         set_rng_state(state)
+
+
+def thread_safe_generator():
+    """In a DataLoader worker thread, that worker's own Generator (draws from it are safe
+    from the other workers); elsewhere (the main process, worker processes) None, which
+    makes the random functions use the global stream.
+
+    >>> import eagergrad as torch
+    >>> torch.thread_safe_generator() is None
+    True
+    """
+    from .utils.data import get_worker_info  # (utils imports after this module)
+    info = get_worker_info()
+    if info is not None and info.worker_method == "thread" and info.rng is not None:
+        return info.rng.torch_generator
+    return None
 
 
 __getattr__ = module_getattr("eagergrad.random", "torch.random")

@@ -13,6 +13,16 @@ under the ops their graphs are made of (view, clone, split_with_sizes).
 from _samples import C, F, S, T
 
 _TORCH_ONLY = dict(jax=False, fd=False)
+# torch's pieces are columns of the input (strided, aliasing it): eagergrad's are new,
+# contiguous tensors, as unsafe_split's (README: Known differences)
+_STRIDED = {"is_view": "torch's result is not contiguous; eagergrad's is"}
+
+
+def _slice_inverse_of_offset_view(m, b):
+    """slice_inverse of a slice of a view that starts at a storage offset: b[1:, 1:] again."""
+    v = b[1:, 1:]
+    return m.slice_inverse(v[:, 2:], v, 1, 2)
+
 
 SAMPLES = {
     "view_copy": [
@@ -87,6 +97,50 @@ SAMPLES = {
         S(lambda m, x: m.split_with_sizes_copy(x, (2, 0, 1)), F(3, 2), name="an empty piece"),
         S(lambda m, x: m.split_with_sizes_copy(x, [1, 1], -1), C(3, 2), name="complex"),
     ],
+    "detach_copy": [
+        S(lambda m, x: m.detach_copy(x), F(3, 4),
+          backward_error="derivative for aten::detach_copy is not implemented"),
+        S(lambda m, x: m.detach_copy(x.t()), T("int64", 3, 2), nondiff=True,
+          name="int, of a transpose"),
+    ],
+    "select_copy": [
+        S(lambda m, x: m.select_copy(x, 1, -1), F(3, 4)),
+        S(lambda m, x: m.select_copy(x, 0, 1), C(2, 3, rg=False), nondiff=True,
+          name="complex (no autograd in torch)"),
+    ],
+    "slice_copy": [
+        S(lambda m, x: m.slice_copy(x, 1, -3, 100, 2), F(3, 4)),
+        S(lambda m, x: m.slice_copy(x), C(3, 2, rg=False), nondiff=True,
+          name="complex, defaults (no autograd in torch)"),
+    ],
+    "split_copy": [
+        S(lambda m, x: m.split_copy(x, 3, 1), F(3, 4)),
+        S(lambda m, x: m.split_copy(x, 2), C(3, 2), name="complex"),
+    ],
+    "view_as_real_copy": [
+        S(lambda m, z: m.view_as_real_copy(z), C(3)),
+        S(lambda m, z: m.view_as_real_copy(z.conj()), C(2, 3), name="of a conjugate"),
+    ],
+    "view_as_complex_copy": [
+        S(lambda m, x: m.view_as_complex_copy(x), F(3, 2, rg=False), nondiff=True),
+        S(lambda m, x: m.view_as_complex_copy(x.view(2, 2, 2)[1]), F(4, 2, rg=False),
+          nondiff=True, name="of a view"),
+    ],
+    "unsafe_split_with_sizes": [
+        S(lambda m, x: m.unsafe_split_with_sizes(x, [1, 2]), F(3, 4)),
+        S(lambda m, x: x.unsafe_split_with_sizes([1, 3], -1), F(3, 4),
+          name="method, columns", xfail=_STRIDED),
+        S(lambda m, x: m.unsafe_split_with_sizes(x, (2, 0)), C(2, 3), name="complex, empty"),
+    ],
+    "slice_inverse": [
+        S(lambda m, x: m.slice_inverse(x[:, 1::2], x, 1, 1, None, 2), F(3, 4)),
+        S(lambda m, x: _slice_inverse_of_offset_view(m, x * 2), F(4, 5),
+          name="views with storage offsets"),
+        S(lambda m, x, y: x.slice_inverse(y, 0), F(3, 4), F(3, 4),
+          name="method, of a base: y's layout over x's storage"),
+        S(lambda m, z: m.slice_inverse(z[1:], z, 0, 1), C(3, 2, rg=False), nondiff=True,
+          name="complex (no autograd in torch)"),
+    ],
     "fill_functional": [
         S(lambda m, x: m.fill(x, 2.5), F(3, 4)),
         S(lambda m, x: m.fill(x.expand(2, 3, 4), -1), F(3, 4), name="expanded input, int"),
@@ -130,4 +184,8 @@ SMOOTH = dict.fromkeys(("view_copy", "alias_copy", "as_strided_copy", "expand_co
                         "permute_copy", "squeeze0_copy", "squeeze1_copy", "squeeze2_copy",
                         "t_copy", "transpose_copy", "unfold_copy", "unsqueeze_copy",
                         "unbind_copy", "split_with_sizes_copy", "fill_functional",
-                        "fill_tensor_functional", "as_strided_scatter"), _LINEAR)
+                        "fill_tensor_functional", "as_strided_scatter", "select_copy",
+                        "slice_copy", "split_copy", "view_as_real_copy",
+                        "unsafe_split_with_sizes", "slice_inverse"), _LINEAR)
+SMOOTH["detach_copy"] = "no gradient: torch's backward raises (NotImplemented)"
+SMOOTH["view_as_complex_copy"] = "no gradient: torch's autograd refuses it"

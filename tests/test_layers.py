@@ -12,15 +12,16 @@ ROOT = pathlib.Path(eagergrad.__file__).parent
 LAYERS = [
     ["_dtypes", "_storage", "_mode", "_errors", "_cache", "_compile_cache", "_torch_names",
      "_shapes", "_layouts", "size", "device", "_repr", "cuda", "cpu", "backends",
-     "accelerator", "_settings", "_sym", "version", "torch_version", "futures"],
+     "accelerator", "_settings", "version", "torch_version", "futures", "mps", "xpu",
+     "mtia", "_streams", "_utils"],
     ["tensor", "overrides"],
     ["engine"],
-    ["ops", "creation"],
+    ["ops", "creation", "_sym"],
     ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp",
-     "spectral", "random", "return_types"],
+     "spectral", "random", "return_types", "_lowrank", "_lobpcg", "storage"],
     ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
      "__main__", "onnx", "_tensor_methods", "functional", "__init__", "jit", "compiler",
-     "multiprocessing"],
+     "multiprocessing", "_control_flow", "library", "hub", "profiler"],
 ]
 
 

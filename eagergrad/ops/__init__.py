@@ -154,3 +154,13 @@ def _inplace_method(fn):
     m.__name__ = fn.__name__ + "_"
     return m
 
+
+
+# torch.ops.<namespace>: the operators torch.library defines (eagergrad.library sets the hook)
+OP_NAMESPACE = [None]
+
+
+def __getattr__(name):
+    if name.startswith("__") or OP_NAMESPACE[0] is None:
+        raise AttributeError(f"module 'eagergrad.ops' has no attribute '{name}'")
+    return OP_NAMESPACE[0](name)
