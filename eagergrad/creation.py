@@ -59,6 +59,28 @@ def _to_numpy(data):
     return np.asarray(data)
 
 
+def _python_values(data, a, dtype):
+    """Python data numpy could not type as torch does (an object, string or uint64 array:
+    None, a str, an int beyond int64): torch's errors, or the values as floats when the
+    data (or the dtype asked for) is floating; torch never wraps an int that overflows."""
+    leaves = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
+    for x in leaves:
+        if isinstance(x, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if x is None or not isinstance(x, (bool, int, float, complex, np.generic, Tensor)):
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+    kind = "c" if any(isinstance(x, complex) for x in leaves) else \
+        "f" if any(isinstance(x, float) for x in leaves) else "i"
+    if dtype is not None:
+        dt = D.as_dtype(dtype)
+        kind = "c" if dt.is_complex else "f" if dt.is_floating_point else "i"
+    if kind == "i":
+        if any(isinstance(x, int) and not -2**63 <= x < 2**63 for x in leaves):
+            raise ValueError("Overflow when unpacking long long")
+        return np.asarray(data, dtype=np.int64)
+    return np.asarray(_untensor(data), dtype=np.complex128 if kind == "c" else np.float64)
+
+
 def _flat(data):
     for x in data:
         if isinstance(x, (list, tuple)):
@@ -86,6 +108,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         dt = D.as_dtype(dtype) if dtype is not None else D.FROM_NP[np.dtype(data.dtype)]
         return _finish(jnp.array(data, dtype=dt.np, copy=True), dt, device, requires_grad)
     a = _to_numpy(data)
+    if a.dtype.kind in "OUSu" and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+        a = _python_values(data, a, dtype)
     if dtype is not None:
         dt = D.as_dtype(dtype)
     elif isinstance(data, (np.ndarray, np.generic, Tensor)):
@@ -247,6 +271,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
             dtype = D.get_default_dtype()
         elif dtype is D.complex128:
             dtype = D.default_complex()
+    if fill_value.__class__ is int or (isinstance(fill_value, (int, float, complex))
+                                       and _dt(dtype)._kind == 1):
+        from .ops.fill import checked_fill  # (torch's overflow check: never a wrapped int)
+        fill_value = checked_fill(fill_value, _dt(dtype))
     return _filled(fill_value, _size((size,) if isinstance(size, int) else tuple(size)), dtype,
                    device, requires_grad)
 

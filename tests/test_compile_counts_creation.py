@@ -1,6 +1,8 @@
 """Factories and dropout on new shapes: constants are made on the host (no compile) and
 dropout's mask comes from a bucketed sampler (creation's NOTE [sampling buckets]), with
 bitwise the values jax's own calls give."""
+import re
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -37,16 +39,18 @@ def test_factories_on_new_shapes_compile_nothing_and_equal_jnp_full(dtype):
         assert np.asarray(t._value).tobytes() == np.asarray(want).tobytes()
 
 
-def test_out_of_range_integer_fill_keeps_jax_conversion():
-    """A fill numpy would convert differently (out of the dtype's range) takes jnp.full."""
-    for v, dt in ((300, eg.int8), (-1, eg.uint8), (2.5e9, eg.int32)):
+def test_out_of_range_integer_fill_is_torchs():
+    """A fill out of the integer dtype's range: torch's checked conversion (an error, or a
+    negative int in uint8 range as its two's complement), never numpy's or jax's wrap."""
+    import torch
+    for v, d in ((300, "int8"), (-1, "uint8"), (-255, "uint8"), (2.5e9, "int32")):
         try:
-            want = np.asarray(jnp.full((3,), v, dt.np))
-        except (OverflowError, TypeError) as e:
-            with pytest.raises(type(e)):
-                eg.full((3,), v, dtype=dt)
+            want = torch.full((3,), v, dtype=getattr(torch, d)).tolist()
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                eg.full((3,), v, dtype=getattr(eg, d))
             continue
-        assert np.array_equal(eg.full((3,), v, dtype=dt).numpy(), want)
+        assert eg.full((3,), v, dtype=getattr(eg, d)).tolist() == want
 
 
 @pytest.mark.parametrize("fn", ["dropout", "dropout2d", "alpha_dropout", "native"])

@@ -746,3 +746,44 @@ def test_torch_functional_names_the_top_level_functions():
             with pytest.raises(NotImplementedError, match=f"torch.functional.{name}"):
                 getattr(eg.functional, name)
     same(lambda L: L.functional.einsum("ij->j", L.ones(2, 3)))
+
+
+def test_tensor_from_python_data_numpy_cannot_type():
+    """None, strings, other objects and ints beyond int64: torch's errors (numpy would
+    give NaN, an object array, or wrap 2**63 to -2**63), or floats where the data or the
+    dtype asked for is floating."""
+    cases = [(None, None), (2**70, None), ([1, None], None), ("a", None), ((1, "a"), None),
+             (object(), None), ([1, 2.5j, None], None), (-2**63 - 1, None), ([2**63], None),
+             ([True, 2**63], None), (2**63, "uint8"), ([2**70], "float64"),
+             ([2**63], "float32"), ([1.0, 2**64], None), ([1.5, 2**70], None),
+             ([1, 2**64, 3j], None), ([2**62, 3], None), ([2**63 - 1, -2**63], "int64")]
+
+    def f(L, log):
+        for i, (v, dt) in enumerate(cases):
+            kw = {} if dt is None else {"dtype": getattr(L, dt)}
+            attempt(log, i, lambda: L.tensor(v, **kw))
+            attempt(log, f"as_tensor {i}", lambda: L.as_tensor(v, **kw))
+    same(f)
+
+
+def test_numbers_written_into_integer_tensors_never_wrap():
+    """__setitem__ (basic, advanced and mask indices), full and fill_ with a number out of
+    the dtype's range: torch's checked conversion errors (numpy would wrap 70000 into int16
+    as 4464); a negative int in uint8 range is written as its two's complement."""
+    values = [70000, -1, -255, -256, 300, 2.5, 1e10, float("nan"), 2**63, 2**64, True,
+              -2**63]
+
+    def f(L, log):
+        for v in values:
+            for d in ("int16", "uint8", "int32", "int64", "bool", "float32"):
+                dt = getattr(L, d)
+                for idx in (1, slice(0, 2), [0], L.tensor([True, False, True])):
+                    t = L.zeros(3, dtype=dt)
+
+                    def write():
+                        t[idx] = v
+                        return t
+                    attempt(log, (v, d, str(idx)), write)
+                attempt(log, (v, d, "full"), lambda: L.full((2,), v, dtype=dt))
+                attempt(log, (v, d, "fill_"), lambda: L.zeros(2, dtype=dt).fill_(v))
+    same(f, runs=1)

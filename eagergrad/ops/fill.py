@@ -46,16 +46,29 @@ def _fill_call(t, value, scalar_op, tensor_op):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         return call_op(tensor_op, (t, value))
-    dt = t.dtype
+    return call_op(scalar_op, (t,), (keyed(checked_fill(value, t.dtype)),))
+
+
+def checked_fill(value, dt):
+    """Number `value` as a fill of dtype `dt`, with torch's checked_convert errors
+    (fill_, full)."""
+    if value.__class__ is int and value >= 2 ** 63:  # (a Scalar takes it as a uint64)
+        if value >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+        if dt._kind == 1:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{P._CONVERT_NAMES.get(dt, dt.cpp_name)} without overflow")
+        value = float(value)
     if dt is _bool:  # (torch: any number, true when nonzero)
-        value = bool(value)
-    elif isinstance(value, complex) and not dt.is_complex:
-        if value.imag != 0:  # (torch's checked_convert; a traced value would lose it)
+        P.check_scalar(value, dt)
+        return bool(value)
+    if isinstance(value, complex) and not dt.is_complex:
+        if value.imag != 0:  # (a traced value would lose it)
             raise RuntimeError(f"value cannot be converted to type "
                                f"{P._CONVERT_NAMES.get(dt, dt.cpp_name)} without overflow")
         value = value.real
     P.check_scalar(value, dt)
-    return call_op(scalar_op, (t,), (keyed(value),))
+    return value
 
 
 @overlap_rule(noop_on_self=True)  # torch's copy_ returns at once when src is self

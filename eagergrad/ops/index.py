@@ -11,7 +11,7 @@ from ..tensor import _make
 from ..tensor import Tensor
 from ._args import as_t
 from ._table import call_op
-from .fill import _copy, _fill
+from .fill import _copy, _fill, checked_fill
 from .inplace import inplace, overlap_rule
 from . import shape as S
 from .masks import _host_mask, _index_shapes, MASK_PUT, _mask_put, _mask_read
@@ -257,6 +257,18 @@ def _put_index(t, v, adv):
     return _put(t, adv, v, False)
 
 
+def _checked(value, dt):
+    """A number written by __setitem__: an int beyond int64 refused; into an integer
+    tensor, torch's overflow check (never a wrapped int), then a negative int in uint8
+    range as its two's complement, as torch's."""
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    if dt._kind != 1 or type(value) is bool:
+        return value
+    value = checked_fill(value, dt)
+    return value % 256 if type(value) is int and value < 0 and dt is D.uint8 else value
+
+
 def setitem(self, index, value):
     """torch's __setitem__: the basic part of the index as a view of self (nothing when it
     is all full slices), then `fill_` (0-dim value), `copy_`, or `index_put_` for tensor
@@ -266,7 +278,8 @@ def setitem(self, index, value):
         # below does, with the index parsing and the checks that cannot fail skipped
         k = len(index._shape)
         if k and index._shape == self._shape[:k]:
-            return inplace(self, _put_mask_number, _number(value, self.dtype), index)
+            return inplace(self, _put_mask_number, _number(_checked(value, self.dtype),
+                                                           self.dtype), index)
     target, adv = _basic(self, index, keep_single_slice=False)
     if adv:
         if isinstance(value, Tensor):
@@ -276,10 +289,12 @@ def setitem(self, index, value):
             if k:
                 value = value.view(value._shape[k:])
         elif type(value) in (int, float, bool):
-            value = _number(value, target.dtype)
+            value = _number(_checked(value, target.dtype), target.dtype)
         else:
             value = as_t(value)
         return inplace(target, _put_index, value, adv)
+    if type(value) in (int, float):
+        value = _checked(value, target.dtype)
     value = as_t(value)
     if value.ndim == 0:
         return inplace(target, _fill, value.to(target.dtype))
