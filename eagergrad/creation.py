@@ -179,11 +179,8 @@ def _filled(fill, size, dtype, device, requires_grad):
         # (a constant under a jax trace too: a torch.func transform's trace sees every
         # tensor a factory makes start from a concrete value, cached or not)
         host = _host_full(size, fill, dt.np)
-        if host is not None:
-            arr = jax.device_put(host)
-        else:
-            with jax.ensure_compile_time_eval():
-                arr = jnp.full(size, fill, dt.np)
+        with jax.ensure_compile_time_eval():  # (device_put too is traced under a trace)
+            arr = jax.device_put(host) if host is not None else jnp.full(size, fill, dt.np)
         arr = _const(key, _put(arr, device), math.prod(size))
     return _requiring_grad(_make(arr), requires_grad)
 
@@ -263,6 +260,9 @@ def _uninitialized(dt):
     return True if dt is D.bool_ else int(np.iinfo(dt.np).max)
 
 
+CHECKED_FILL = [None]  # ops/fill.py's checked_fill (torch's checked_convert), set there
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
     _strided(layout)
     if dtype is None:
@@ -273,8 +273,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
             dtype = D.default_complex()
     if fill_value.__class__ is int or (isinstance(fill_value, (int, float, complex))
                                        and _dt(dtype)._kind == 1):
-        from .ops.fill import checked_fill  # (torch's overflow check: never a wrapped int)
-        fill_value = checked_fill(fill_value, _dt(dtype))
+        fill_value = CHECKED_FILL[0](fill_value, _dt(dtype))  # (never a wrapped int)
     return _filled(fill_value, _size((size,) if isinstance(size, int) else tuple(size)), dtype,
                    device, requires_grad)
 

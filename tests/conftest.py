@@ -311,6 +311,9 @@ def counting_compiles(monkeypatch):
     monkeypatch.setattr(EXECUTABLES, "PER_TRACKED", 1 << 10)
     monkeypatch.setattr(EXECUTABLES, "MAX_TRACKED", 1 << 10)
     monkeypatch.setattr(EXECUTABLES, "JAX_CLEAR_EVERY", 1 << 30)
+    # (a function's own limit, doubled by earlier sweeps in this worker, would override
+    # PER_TRACKED: a sweep inside the test could clear it, and jax's caches with it)
+    monkeypatch.setattr(EXECUTABLES, "limits", {})
     with jax.log_compiles():
         yield
 

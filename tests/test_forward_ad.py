@@ -54,6 +54,9 @@ TORCH_NO_FORWARD_AD = frozenset({
 # triangular_solve's uses the whole tangent of A, though the solve reads only its triangle
 # (torch's own backward masks the gradient to it)
 TORCH_WRONG_FORWARD_AD = frozenset({"cholesky_inverse", "triangular_solve"})
+# ops torch differentiates in forward mode and eagergrad does not yet (README: not built
+# yet): eagergrad raises NotImplementedError naming the op
+EAGERGRAD_NO_FORWARD_AD = frozenset({"slice_inverse"})
 # torch's forward formula computes in float32 constants here (hardsigmoid's 1/6 is
 # 0.1666666716...): tangents agree to ~1e-7 only
 # torch's trigamma (digamma's tangent) is accurate to ~5e-10 against mpmath, jax's polygamma
@@ -133,6 +136,11 @@ _SAMPLES = [pytest.param(s, id=s.id) for s in _one_per_op()]
 def test_op_table_tangents(sample):
     arrays = sample.arrays("float64")
     tangents = _tangents(sample, arrays)
+    if sample.id.split(":")[0] in EAGERGRAD_NO_FORWARD_AD:
+        _dual_run(torch, tfw, sample, arrays, tangents)
+        with pytest.raises(NotImplementedError, match=sample.id.split(":")[0]):
+            _dual_run(eg, efw, sample, arrays, tangents)
+        return
     try:
         _, t_tans = _dual_run(torch, tfw, sample, arrays, tangents)
     except (NotImplementedError, RuntimeError) as err:

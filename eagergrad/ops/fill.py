@@ -2,6 +2,7 @@
 target; torch's FillBackward2/3 and CopyBackwards nodes."""
 import jax.numpy as jnp
 
+from .. import creation as _creation
 from .._cache import keyed
 from .._dtypes import astype, bool_ as _bool, warn_if_discarding_imag
 from ..size import can_broadcast_to
@@ -69,6 +70,9 @@ def checked_fill(value, dt):
         value = value.real
     P.check_scalar(value, dt)
     return value
+
+
+_creation.CHECKED_FILL[0] = checked_fill
 
 
 @overlap_rule(noop_on_self=True)  # torch's copy_ returns at once when src is self
