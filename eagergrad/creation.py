@@ -622,15 +622,21 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     >>> torch.empty_strided((2, 3), (1, 2)).stride()
     (1, 2)
     """
-    size = _int_tuple(size, "empty_strided", "size", 1)
-    stride = _int_tuple(stride, "empty_strided", "stride", 2)
+    size, stride = _strided_args("empty_strided", size, stride, layout, pin_memory)
+    return _empty_strided(size, stride, dtype, device, requires_grad)
+
+
+def _strided_args(name, size, stride, layout, pin_memory):
+    """(size, stride) of empty_strided / new_empty_strided, with torch's checks."""
+    size = _int_tuple(size, name, "size", 1)
+    stride = _int_tuple(stride, name, "stride", 2)
     _strided(layout)
     _no_pinning(pin_memory)
     _check_sizes(size)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
                            f"of strides ({len(stride)})")
-    return _empty_strided(size, stride, dtype, device, requires_grad)
+    return size, stride
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
@@ -676,14 +682,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
     >>> torch.zeros(1, dtype=torch.float64).new_empty_strided((2, 3), (1, 2)).dtype
     torch.float64
     """
-    size = _int_tuple(size, "new_empty_strided", "size", 1)
-    stride = _int_tuple(stride, "new_empty_strided", "stride", 2)
-    _strided(layout)
-    _no_pinning(pin_memory)
-    _check_sizes(size)
-    if len(size) != len(stride):
-        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
-                           f"of strides ({len(stride)})")
+    size, stride = _strided_args("new_empty_strided", size, stride, layout, pin_memory)
     return _empty_strided(size, stride, dtype or self.dtype,
                           device if device is not None else self.device, requires_grad)
 
