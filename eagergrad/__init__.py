@@ -97,6 +97,8 @@ from .library._schema import (Tag, FunctionSchema, Argument,  # noqa: E402,F401
                               parse_schema)
 # (torch.jit, futures, compiler, multiprocessing, version: their eager-mode semantics)
 from . import compiler, futures, jit, multiprocessing, torch_version, version  # noqa: E402,F401
+from . import _dynamo  # noqa: E402,F401
+from ._dynamo import compile  # noqa: E402,F401
 from . import hub, profiler  # noqa: E402,F401
 from .futures import _CFuture as Future  # noqa: E402,F401  (torch._C.Future)
 from .jit import _fork as fork, _wait as wait, Error as JITException  # noqa: E402,F401

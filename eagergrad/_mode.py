@@ -17,6 +17,10 @@ One holder per piece of state (the context managers that change them live elsewh
 - `ANOMALY` (process-wide, as torch's): anomaly mode. Set by engine/anomaly.py's
   context managers; read by engine/graph.py, engine.py, function.py, ops/_table.py and
   autograd/_api.py.
+- `COMPILING`: torch.compile tracing a call in this thread (`.n` counts the threads doing
+  it; `.tl.rec` is this thread's recorder, _dynamo/_step.py). Set by _dynamo; read where
+  a trace must see state as traced (creation.py's random keys, optimizer hyperparameters)
+  or read a value (tensor.py's item/tolist/numpy, _repr.py), and by Tensor._write.
 - `AUTOCAST`: autocast (torch.amp): `.n` counts the threads with autocast enabled on some
   device (the one check the ops it covers make), `.tl` is this thread's state. Set by
   ops/_autocast.py (torch.amp and torch.set_autocast_* call it); read by ops/_autocast.py,
@@ -132,6 +136,39 @@ class _Anomaly:
 
 
 ANOMALY = _Anomaly()
+
+
+class _CompilingThread(threading.local):
+    rec = None
+
+
+class _Compiling:
+    """n: how many threads trace a compiled call now (the one check the hot paths make);
+    tl.rec: this thread's recorder (_dynamo/_step.py _Recorder), None when not tracing."""
+    n = 0
+    _lock = threading.Lock()
+
+    def __init__(self):
+        self.tl = _CompilingThread()
+
+    def enter(self, rec):
+        prev = self.tl.rec
+        self.tl.rec = rec
+        with self._lock:
+            self.n += 1
+        return prev
+
+    def leave(self, prev):
+        self.tl.rec = prev
+        with self._lock:
+            self.n -= 1
+
+    @property
+    def rec(self):
+        return self.tl.rec if self.n else None
+
+
+COMPILING = _Compiling()
 
 
 class _AutocastThread(threading.local):

@@ -211,7 +211,7 @@ def tensor_repr(t, tangent=None):
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     try:
-        a = np.asarray(t._value)
+        a = t._host("print")
     except Exception:  # noqa: BLE001 - a jax tracer (no values to show); repr never raises
         a = None
     if a is None:

@@ -1,8 +1,8 @@
-"""torch.compiler, the parts that mean something without a compiler: eagergrad runs every
-function eagerly, so `is_compiling()` is False, `disable(fn)` gives a function running `fn`
-eagerly, `allow_in_graph` and `assume_constant_result` return the function, and `reset()`
-has no cache to clear. eagergrad has no `torch.compile` yet: `compile` and the rest raise
-NotImplementedError naming them.
+"""torch.compiler: `torch.compile`'s companions. `reset()` forgets every compiled program,
+`is_compiling()` is True inside a compiled function's trace, `set_stance` switches
+compiled functions to eager or makes a recompile an error; `disable(fn)` gives a function
+running `fn` as it is, `allow_in_graph` and `assume_constant_result` return the function
+(eagergrad traces through every call).
 
 >>> import eagergrad as torch
 >>> @torch.compiler.disable
@@ -14,25 +14,27 @@ NotImplementedError naming them.
 import functools
 import inspect
 
-from ._torch_names import missing, module_getattr
+from ._torch_names import module_getattr
 
-__all__ = ["allow_in_graph", "assume_constant_result", "compile", "disable",
-           "is_compiling", "is_dynamo_compiling", "is_exporting", "reset"]
+__all__ = ["allow_in_graph", "assume_constant_result", "compile", "disable", "is_compiling",
+           "is_dynamo_compiling", "is_exporting", "reset", "set_stance"]
 
 
 def compile(*args, **kwargs):
-    """Raises NotImplementedError: eagergrad has no torch.compile yet."""
-    raise missing("torch.compile")
+    """torch.compile (see eagergrad.compile)."""
+    from ._dynamo import compile
+    return compile(*args, **kwargs)
 
 
 def is_compiling():
-    """False: nothing in eagergrad runs inside torch.compile."""
-    return False
+    """True inside a compiled function's trace."""
+    from ._dynamo import is_compiling
+    return is_compiling()
 
 
 def is_dynamo_compiling():
-    """False: nothing in eagergrad runs inside dynamo."""
-    return False
+    """True inside a compiled function's trace."""
+    return is_compiling()
 
 
 def is_exporting():
@@ -41,7 +43,17 @@ def is_exporting():
 
 
 def reset():
-    """Clear the compilation caches of torch.compile: eagergrad has none."""
+    """Forget every compiled program (torch._dynamo.reset)."""
+    from ._dynamo import reset
+    reset()
+
+
+def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+    """How compiled functions run from now on: "default", "force_eager" (eagerly) or
+    "fail_on_recompile" (a call that would compile again raises)."""
+    from ._dynamo import set_stance
+    set_stance(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
+               force_backend=force_backend)
 
 
 def allow_in_graph(fn):

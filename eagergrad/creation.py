@@ -13,7 +13,7 @@ from . import _dtypes as D
 from . import _layouts, _settings
 from ._cache import EXECUTABLES, keyed, put_bounded
 from .device import _jax_devices, default as _default_device, device as _device
-from ._mode import CAPTURING, FUNC
+from ._mode import CAPTURING, COMPILING, FUNC
 from ._storage import contiguous_strides
 from .tensor import _NO_CUDA_LIBRARY, Tensor, _make
 
@@ -962,6 +962,9 @@ class Generator:
         return self._key
 
     def _split(self):
+        if COMPILING.rec is not None:  # (a compiled call: the key is state, traced)
+            self._key, sub = jax.random.split(self._next_state())
+            return sub
         with jax.ensure_compile_time_eval():  # (under a jax trace too: no tracer kept)
             self._key, sub = jax.random.split(self._next_state())
         return sub
@@ -1077,7 +1080,12 @@ def _draw_key(generator):
     if generator is not None:
         return generator._split()
     # a draw under a jax trace (jaxify, crosscheck) still advances the stream with
-    # concrete keys: a traced key kept in the global state would leak the tracer
+    # concrete keys: a traced key kept in the global state would leak the tracer. A
+    # compiled call's trace is the exception: there the key is state, an input and an
+    # output of the program (_dynamo/_step.py)
+    if COMPILING.rec is not None and _rng.key is not None:
+        _rng.key, sub = jax.random.split(_rng.key)
+        return sub
     with jax.ensure_compile_time_eval():
         if _rng.key is None:
             _rng.key = jax.random.PRNGKey(_global_seed[0])

@@ -11,7 +11,7 @@ from jaxlib._jax import ArrayImpl as _ArrayImpl  # (a concrete array's class)
 
 from . import _dtypes as D
 from . import _layouts
-from ._mode import CAPTURING, FUNC, FWD, STATE
+from ._mode import CAPTURING, COMPILING, FUNC, FWD, STATE
 from ._repr import tensor_repr
 from ._shapes import reorder_dims, wrap_dim as _wrap_dim
 from ._torch_names import missing
@@ -221,6 +221,8 @@ class Tensor:
         st = self._storage
         if CAPTURING.n and FUNC.capture is not None:
             FUNC.capture.writes(st)
+        if COMPILING.n and COMPILING.rec is not None:
+            COMPILING.rec.writes(st)
         if self._vchain is None:
             st.array = arr
         else:
@@ -532,22 +534,34 @@ class Tensor:
         if self._vchain is not None and not force and self.is_conj():
             raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
                                "tensor.resolve_conj().numpy() instead.")
-        return np.asarray(self._value)
+        return self._host("numpy")
+
+    def _host(self, what):
+        """The values as a numpy array; in a compiled call's trace, read from the trace
+        (the compiled program then checks that value, _dynamo/_step.py)."""
+        v = self._value
+        if COMPILING.n and isinstance(v, Tracer):
+            rec = COMPILING.rec
+            if rec is not None:
+                v = rec.read(v, what)
+        return np.asarray(v)
 
     def item(self):
+        return self._item("item")
+
+    def _item(self, _what):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
                                "to Scalar")
-        v = self._value
-        if FUNC.levels and isinstance(v, Tracer):
-            return FUNC.levels[-1].item(v, "item")
-        return np.asarray(v).reshape(()).item()
+        if FUNC.levels and isinstance(self._value, Tracer):
+            return FUNC.levels[-1].item(self._value, _what)
+        return self._host(_what).reshape(()).item()
 
     def tolist(self):
-        return np.asarray(self._value).tolist()
+        return self._host("tolist").tolist()
 
     def __array__(self, dtype=None, copy=None):
-        a = np.asarray(self._value)
+        a = self._host("__array__")
         return a.astype(dtype) if dtype is not None else a
 
     def __jax_array__(self):
@@ -565,9 +579,7 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous")
-        if FUNC.levels and isinstance(self._value, Tracer):
-            return bool(FUNC.levels[-1].item(self._value, "bool"))
-        return bool(self.item())
+        return bool(self._item("bool"))
 
     def __index__(self):
         if self.dtype._kind != 1 or self.numel() != 1:

@@ -21,7 +21,7 @@ LAYERS = [
      "spectral", "random", "return_types", "_lowrank", "_lobpcg", "storage"],
     ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
      "__main__", "onnx", "_tensor_methods", "functional", "__init__", "jit", "compiler",
-     "multiprocessing", "_control_flow", "library", "hub", "profiler"],
+     "multiprocessing", "_control_flow", "library", "hub", "profiler", "_dynamo"],
 ]
 
 

@@ -124,7 +124,7 @@ def test_dtype_alpha_division_and_power_rules(name):
 
 # ---- names eagergrad lacks: hasattr works, the message names the torch API -----------------
 @pytest.mark.parametrize("where,name", [
-    (lambda L: L, "compile"), (lambda L: L.autograd, "forward_ad_not_there"),
+    (lambda L: L, "export"), (lambda L: L.autograd, "forward_ad_not_there"),
     (lambda L: L.ones(2), "q_scale"), (lambda L: L.ones(2), "no_such_method")])
 def test_missing_names(where, name):
     t, e = run_both(lambda L: hasattr(where(L), name))
@@ -139,7 +139,7 @@ def test_missing_names(where, name):
 
 
 def test_missing_names_raise_both_exception_types():
-    for obj, name, qual in [(eg, "compile", "torch.compile"),
+    for obj, name, qual in [(eg, "export", "torch.export"),
                             (eg.ones(1), "q_scale", "torch.Tensor.q_scale")]:
         with pytest.raises(NotImplementedError, match=qual):
             getattr(obj, name)

@@ -451,12 +451,25 @@ def test_compiler_without_a_compiler():
     same(f)
 
 
-def test_no_torch_compile():
-    assert not hasattr(eg, "compile")
-    with pytest.raises(NotImplementedError, match="torch.compile"):
-        eg.compiler.compile(lambda x: x)
+def test_compiler_namespace_over_compile():
+    """torch.compiler.compile is torch.compile; set_stance("force_eager") runs a compiled
+    function as it is (no trace), and back to "default" it traces once and replays; an
+    unknown stance and disable of a module are torch's NotImplementedError here."""
+    counts = eg._dynamo.COUNTERS
+    c = eg.compiler.compile(lambda x: x * 2)
+    before = dict(counts)
+    eg.compiler.set_stance("force_eager")
+    try:
+        assert c(eg.ones(2)).tolist() == [2.0, 2.0]
+    finally:
+        eg.compiler.set_stance("default")
+    assert counts == before and not c._compiled.entries
+    for _ in range(3):
+        assert c(eg.ones(2)).tolist() == [2.0, 2.0]
+    assert (counts["traced"] - before["traced"], counts["replayed"] - before["replayed"]) == \
+        (1, 2)
     with pytest.raises(NotImplementedError, match="torch.compiler.set_stance"):
-        eg.compiler.set_stance("force_eager")
+        eg.compiler.set_stance("eager_on_recompile")
     with pytest.raises(NotImplementedError, match="torch.compiler.disable of an nn.Module"):
         eg.compiler.disable(eg.nn.Linear(2, 2))
 

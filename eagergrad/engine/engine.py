@@ -14,7 +14,7 @@ import time
 
 from .._cache import EXECUTABLES
 from . import fused
-from .._mode import ANOMALY, AUTOCAST, FWD
+from .._mode import ANOMALY, AUTOCAST, COMPILING, FWD
 from .anomaly import report as anomaly_report, run_checked
 from .graph import GRAD_OPS, AccumulateGrad, GraphRoot, _check_single, _hook_name, _validate
 from .hooks import HOOK_GENERATION
@@ -49,6 +49,8 @@ def execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
             accumulate_grad=True):
     """Run a backward; a re-entrant one (from inside a node) nested MAX_DEPTH deep runs
     on a new thread with this thread's grad mode and hooks, as torch's engine does."""
+    if COMPILING.n and COMPILING.rec is not None:
+        COMPILING.rec.backward_ran = True
     if len(_TASKS.stack) < MAX_DEPTH:
         return _execute(root_edges, root_grads, retain_graph, create_graph, outputs,
                         accumulate_grad)

@@ -12,7 +12,15 @@ from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
 from .._cache import EXECUTABLES
 from .._mode import CAPTURING, FUNC
-from ._trace import _DYNAMIC, _current_trace, _reached, _trace_jaxpr, _undonated, _used
+from ._trace import (
+    _DYNAMIC,
+    _current_trace,
+    _reached,
+    _trace_jaxpr,
+    _undonated,
+    _used,
+    value_in_trace,
+)
 
 # ---- programs and the caches of executables -----------------------------------------
 # NOTE [programs]: how a transform called eagerly runs. grad, grad_and_value, jvp,
@@ -387,24 +395,7 @@ class _Capture:
         if entry is None:
             raise _NoValue
         tr, values = entry
-        var = x.val if hasattr(x, "val") else None
-        if isinstance(var, Literal):
-            return var.val
-        frame = tr.frame
-        need, eqns = {var}, []
-        for e in reversed(frame.get_eqns()):
-            if any(v in need for v in e.outvars):
-                eqns.append(e)
-                need.update(v for v in e.invars if not isinstance(v, Literal))
-        eqns.reverse()
-        invars = [v for v in frame.invars if v in need]
-        args = [self._known(a) for v, a in zip(frame.invars, values) if v in need]
-        consts = frame.constvar_to_val
-        constvars = [v for v in need if v in consts]
-        jaxpr = _undonated(Jaxpr(constvars, invars, [var], eqns))
-        with jax.ensure_compile_time_eval():
-            out = jax.core.eval_jaxpr(jaxpr, [self._known(consts[v]) for v in constvars],
-                                      *args)[0]
+        out = value_in_trace(x, tr.frame, values, self._known)
         COUNTS["concretized"] += 1
         (self.frames[-1] if self.frames else self).concrete = True
         return out

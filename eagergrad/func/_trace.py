@@ -5,7 +5,7 @@ which inputs, its equations without donation)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, Literal
+from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
 
 def _aval(x):
@@ -105,3 +105,25 @@ def _undonated(jaxpr):
             changed = True
         eqns.append(e)
     return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
+def value_in_trace(x, frame, values, known):
+    """The value of x, a tracer of the jax trace whose frame is `frame` and whose inputs
+    have the values `values`: its equations so far, evaluated on those values (each
+    input and const through `known`) primitive by primitive."""
+    var = x.val if hasattr(x, "val") else None
+    if isinstance(var, Literal):
+        return var.val
+    need, eqns = {var}, []
+    for e in reversed(frame.get_eqns()):
+        if any(v in need for v in e.outvars):
+            eqns.append(e)
+            need.update(v for v in e.invars if not isinstance(v, Literal))
+    eqns.reverse()
+    invars = [v for v in frame.invars if v in need]
+    args = [known(a) for v, a in zip(frame.invars, values) if v in need]
+    consts = frame.constvar_to_val
+    constvars = [v for v in need if v in consts]
+    jaxpr = _undonated(Jaxpr(constvars, invars, [var], eqns))
+    with jax.ensure_compile_time_eval():
+        return jax.core.eval_jaxpr(jaxpr, [known(consts[v]) for v in constvars], *args)[0]

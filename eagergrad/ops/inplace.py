@@ -7,7 +7,7 @@ import jax
 
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from .._mode import AUTOCAST, CAPTURING, DONATING, FUNC, FWD
+from .._mode import AUTOCAST, CAPTURING, COMPILING, DONATING, FUNC, FWD
 from ..tensor import Tensor, _make, _tangent
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
@@ -200,7 +200,8 @@ def _write_result(self, out, fn=None):
     if out._shape != self._shape or out.dtype is not self.dtype:
         _check_cast(out, self, fn)
         self._write(out._value)
-    elif self._vchain is None and not (CAPTURING.n and FUNC.capture is not None):
+    elif self._vchain is None and not (CAPTURING.n and FUNC.capture is not None) and \
+            not COMPILING.n:
         # (the common case, as _write does it)
         st = self._storage
         st.array = out._value

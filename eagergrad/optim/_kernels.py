@@ -67,6 +67,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._cache import EXECUTABLES
+from .._mode import COMPILING
 from ..creation import _finish
 from ..tensor import _make
 from .optimizer import _put, _scalar_dtype
@@ -288,6 +289,10 @@ class Kernel:
         key = tuple(bool(flags[n]) for n in self.flags)
         f, plan = self._jitted(key), self._plan(key, bool(fused))
         hv = np.array([kw[n] for n in self.hypers], np.float64)
+        if COMPILING.n and COMPILING.rec is not None:  # (NOTE [lifted hyperparameters])
+            hv = COMPILING.rec.hyper(self, key, hv)
+            if hv is None:  # (a replay's dry run: the vector is all it wanted)
+                return
         run, written, read = [], set(), set()
         for p in params:
             ts = item(p)

@@ -11,6 +11,7 @@ from copy import deepcopy
 from itertools import chain
 
 from .. import _dtypes as D
+from .._mode import COMPILING
 from ..creation import tensor as _tensor
 from ..engine.grad_mode import enable_grad, no_grad
 from ..engine.hooks import RemovableHandle
@@ -147,7 +148,7 @@ class Optimizer:
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
+            param_groups = [ParamGroup(params=param_groups)]
         for param_group in param_groups:
             self.add_param_group(param_group)
 
@@ -221,11 +222,16 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        rec = COMPILING.rec
+        if rec is not None:
+            rec.optimizer_step(self, update)
         for group in self.param_groups:
             if group.get("differentiable"):
                 _differentiable_step(group)
             with no_grad():
                 update(group)
+        if rec is not None:
+            rec.optimizer_step(None, None)
         return loss
 
     # ---- groups ------------------------------------------------------------------------
@@ -387,12 +393,52 @@ class Optimizer:
             new_group["params"] = group["params"]
             if "param_names" in group and "param_names" not in new_group:
                 new_group["param_names"] = group["param_names"]
-            return new_group
+            return ParamGroup(new_group)
 
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
+
+
+class ParamGroup(dict):
+    """A param group the optimizer made (from a list of parameters, or by load_state_dict):
+    a dict that tells a compiled call's trace when Python other than the optimizer's own
+    step reads its floats; they are then guarded by value instead of lifted into inputs
+    (NOTE [lifted hyperparameters] in _dynamo/_step.py). Groups the user gave as dicts
+    stay the user's dicts, guarded by value."""
+    __slots__ = ()
+
+    def __getitem__(self, k):
+        v = dict.__getitem__(self, k)
+        if COMPILING.n and (v.__class__ is float or v.__class__ is tuple):
+            _read_outside_step(self)
+        return v
+
+    def get(self, k, default=None):
+        return self[k] if k in self else default
+
+    def items(self):
+        if COMPILING.n:
+            _read_outside_step(self)
+        return dict.items(self)
+
+    def values(self):
+        if COMPILING.n:
+            _read_outside_step(self)
+        return dict.values(self)
+
+    def __iter__(self):  # (so that dict(group) and {**group} read through __getitem__)
+        return dict.__iter__(self)
+
+    def __reduce_ex__(self, protocol):  # (pickles, deepcopies as a plain dict)
+        return dict, (dict(self),)
+
+
+def _read_outside_step(group):
+    rec = COMPILING.rec
+    if rec is not None and rec.stepping is None:
+        rec.group_read(group)
 
 
 def _differentiable_step(group):

@@ -1,0 +1,571 @@
+"""torch.compile's runtime: a compiled function traces a call into one jax program and
+replays it on later calls whose guards hold (NOTE [compiled calls]).
+
+NOTE [compiled calls]: a call of a compiled function
+1. walks the heap it can see (_heap.py, NOTE [the heap of a call]): the guard key, with
+   the arguments, the function's globals and closure, the ambient state (grad mode, the
+   default dtype, ...). An entry traced under the same key replays: one call of its jitted
+   program on the arrays of the storages the walk reached (and the RNG key, and the
+   optimizer hyperparameters, NOTE [lifted hyperparameters]), whose outputs are written
+   back into the same storages, with the version counters moved on as the traced call
+   moved them, new tensors made where the traced call made them (a .grad after
+   zero_grad(set_to_none=True)), and the result rebuilt. The user's Python does not run.
+2. Otherwise the call is traced: every storage the walk reached holds a jax tracer, and
+   the function runs once, for real (its Python side effects happen once, as eagerly):
+   forward, backward with every hook, optimizer steps. A value read in it (.item(),
+   bool(), print(tensor)) is computed from the trace so far; the program outputs it
+   again, and a replay whose value differs is discarded and traced anew. The program's
+   outputs are written into the storages, so the traced call's results are eager's.
+3. The traced call is an entry when it can be replayed: the heap after it has the key
+   it had before (so the next call sees the same structure), it wrote no tensor outside
+   the walk, it read none (a const of the program that is a storage's array), and
+   nothing it did must run as Python every call (print, I/O, a value read under
+   fullgraph). A first call that makes state (optimizer state, .grad) is not an entry:
+   its program runs once primitive by primitive and the next call traces again; that is
+   not a recompile. A call that is not replayable for another reason is a graph break:
+   the function runs eagerly from then on (fullgraph=True raises Unsupported instead),
+   and explain() names the reason and the line.
+Guards never go stale: what the walk does not key is not seen by the program either
+(an unreached tensor read is refused, point 3).
+
+NOTE [lifted hyperparameters]: a scheduler changing lr every step must not recompile. The
+floats of the param groups an optimizer made (optim/optimizer.py ParamGroup) are keyed by
+type only (_heap.py), and every optimizer kernel's hyperparameter vector built inside an
+optimizer's step (optim/_kernels.py Kernel.foreach) is put on the device and noted; after
+the trace those vectors, consts of the jaxpr found by identity, become the program's first
+inputs. A replay runs each traced optimizer step dry (the Python of its `_update` per
+group, whose kernels only hand back their vector and static key, _Dry): the vectors of
+this call's values, and the static keys, which must be the traced ones (a flag derived
+from a hyperparameter, like weight_decay != 0, changes the program: then the call is
+traced again). A ParamGroup read by other Python in the trace (a user's `group["lr"]`, a
+scheduler stepping inside the function) is guarded by value as well (`checks`). Groups the
+user passed as dicts are the user's objects and keyed by value."""
+import builtins
+import sys
+import traceback
+
+import jax
+import numpy as np
+
+from .. import _dtypes, _settings
+from .._mode import ANOMALY, AUTOCAST, COMPILING, FUNC, FWD, STATE
+from ..creation import _rng
+from ..engine.grad_mode import no_grad
+from ..engine.graph import Node
+from ..engine.saved import _FREED, HOOKS
+from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
+from ..tensor import Tensor, _make
+from . import _heap
+from .exc import FailOnRecompileLimitHit, Unsupported
+
+_CHANGING_LIMIT = 3  # traced calls in a row changing the heap's shape: a graph break
+# what ran (tests count them): calls traced, entries compiled, replays, replays discarded
+# (a value read differed), calls run eagerly after a graph break
+COUNTERS = {"traced": 0, "compiled": 0, "replayed": 0, "discarded": 0, "eager": 0}
+
+
+class config:
+    """torch._dynamo.config, the options eagergrad reads."""
+    recompile_limit = 8
+    cache_size_limit = 8  # (torch's older name)
+
+
+_STANCE = ["default"]
+
+
+def _ambient():
+    return (STATE.grad, STATE.enabled, STATE.inference, _dtypes._default[0], FWD.active,
+            AUTOCAST.n and tuple(sorted(AUTOCAST.tl.active.items(), key=str)),
+            ANOMALY.enabled, _settings._deterministic["on"], len(HOOKS.stack),
+            tuple(map(id, (h for pair in HOOKS.stack for h in pair))))
+
+
+def _user_line():
+    """file:line of the innermost frame that is not eagergrad's or jax's."""
+    for fs in reversed(traceback.extract_stack()):
+        if not any(p in fs.filename for p in ("/eagergrad/", "/jax/", "/jaxlib/")):
+            return f"{fs.filename}:{fs.lineno}"
+    return "<unknown>"
+
+
+class _Recorder:
+    """What a trace notes as it runs: the storages written, the values read, whether a
+    backward ran, and what makes the call unreplayable."""
+
+    def __init__(self, fullgraph, frame, values):
+        self.fullgraph, self.frame, self.values = fullgraph, frame, values
+        self.written = {}  # id(storage) -> storage
+        self.reads = []    # (tracer, its value)
+        self.breaks = []   # reasons the call cannot be replayed
+        self.backward_ran = False
+        self.steps = []    # (optimizer, update) of each optimizer step run
+        self.stepping = None
+        self.hypers = []   # (kernel, its static key, the lifted vector) in order
+        self.group_reads = {}  # id(param group) -> group, read outside an optimizer step
+
+    def optimizer_step(self, opt, update):
+        """An optimizer's step starts (opt) or ends (None)."""
+        self.stepping = opt
+        if opt is not None:
+            self.steps.append((opt, update))
+
+    def hyper(self, kernel, key, hv):
+        """The hyperparameter vector of an optimizer kernel's call: lifted into an input
+        of the program when the step is an optimizer's (NOTE [lifted hyperparameters])."""
+        if self.stepping is None:
+            return hv
+        with jax.ensure_compile_time_eval():
+            hv = jax.device_put(hv)
+        self.hypers.append((kernel, key, hv))
+        return hv
+
+    def group_read(self, group):
+        self.group_reads[id(group)] = group
+
+    def writes(self, st):
+        self.written.setdefault(id(st), st)
+
+    def read(self, v, what):
+        """The value of the tracer v, read by `what` (item, bool, print, ...)."""
+        where = _user_line()
+        if self.fullgraph:
+            raise Unsupported(
+                f"Data-dependent value read by Tensor.{what}() at {where}: a compiled "
+                "function with fullgraph=True cannot read a tensor's value (graph break)")
+        if what == "print":
+            self.breaks.append(f"print of a tensor at {where}")
+        value = value_in_trace(v, self.frame, self.values, _known)
+        self.reads.append((v, value))
+        return value
+
+    def profile(self, frame, event, arg):
+        if event == "c_call" and _impure(arg) and not _heap.is_library(frame.f_code):
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            name = getattr(arg, "__qualname__", repr(arg))
+            if self.fullgraph:
+                raise Unsupported(f"call to {name} at {where}: a side effect a compiled "
+                                  "function with fullgraph=True cannot replay (graph break)")
+            self.breaks.append(f"call to {name} at {where}")
+
+
+def _known(a):
+    return a
+
+
+_IMPURE_MODULES = {"time", "random", "_random", "os", "posix", "io", "_io", "logging",
+                   "socket", "subprocess", "shutil"}
+_IMPURE = {builtins.print, builtins.input, builtins.open, builtins.breakpoint}
+
+
+def _impure(fn):
+    """A C function whose effect the program cannot replay (I/O, clocks, Python's RNG)."""
+    if fn in _IMPURE:
+        return True
+    mod = getattr(fn, "__module__", None)
+    if mod is None:
+        owner = getattr(fn, "__self__", None)
+        mod = type(owner).__module__ if owner is not None else None
+    return mod in _IMPURE_MODULES
+
+
+class CompiledFunctionBackward(Node):
+    """The grad_fn of a tensor a replayed call returns whose graph the call's own
+    backward consumed: backward through it again is torch's error."""
+
+    def apply(self, grads):
+        raise RuntimeError(_FREED)
+
+
+class _Entry:
+    """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
+    __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
+                 "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks")
+
+
+def _roots(fn, args, kwargs):
+    roots = [("args", args), ("kwargs", kwargs), ("fn", fn)]
+    return roots
+
+
+class CompiledFunction:
+    """The callable torch.compile returns for a function (OptimizedModule wraps a
+    module's). Its cache holds entries by guard key."""
+    _walk_opaque = True  # (a walk keys it by identity, not its caches)
+
+    def __init__(self, fn, fullgraph=False, dynamic=None):
+        self.fn, self.fullgraph, self.dynamic = fn, fullgraph, dynamic
+        self.entries = {}
+        self.broken = None  # the graph break that made it eager, if one did
+        self.compiles, self.recompile_reasons, self.breaks = 0, [], []
+        self._last = None  # the previous traced call's arguments, for reasons
+        self.changing = 0  # traced calls in a row that changed the heap's shape
+
+    def __call__(self, *args, **kwargs):
+        fn = self.fn
+        if _STANCE[0] == "force_eager" or FUNC.levels or FUNC.capture is not None or \
+                COMPILING.rec is not None or _has_tracer(args, kwargs):
+            return fn(*args, **kwargs)
+        if self.broken is not None:
+            COUNTERS["eager"] += 1
+            return fn(*args, **kwargs)
+        try:
+            pre = _heap.walk(_roots(fn, args, kwargs))
+        except _heap.TooLarge:
+            return self._break(f"the call reaches more than {_heap.MAX_OBJECTS} objects",
+                               args, kwargs)
+        gkey = (pre.key, _ambient())
+        entry = self.entries.get(gkey)
+        if entry is not None:
+            done, result = _replay(entry, pre)
+            if done:
+                COUNTERS["replayed"] += 1
+                return result
+            COUNTERS["discarded"] += 1
+        return self._trace(pre, gkey, args, kwargs)
+
+    def _break(self, reason, args, kwargs):
+        if self.fullgraph:
+            raise Unsupported(reason)
+        self.broken = reason
+        self.breaks.append(reason)
+        COUNTERS["eager"] += 1
+        return self.fn(*args, **kwargs)
+
+    def _trace(self, pre, gkey, args, kwargs):
+        if self.entries and _STANCE[0] == "fail_on_recompile":
+            raise RuntimeError(f"Detected recompile when torch.compile stance is "
+                               f"'fail_on_recompile'. {self._reason(args, kwargs)}")
+        if self.compiles >= config.recompile_limit:
+            raise FailOnRecompileLimitHit(
+                f"{self.compiles} recompilations of {_name(self.fn)} reached "
+                f"torch._dynamo.config.recompile_limit ({config.recompile_limit}); the last "
+                f"reason: {self._reason(args, kwargs)}")
+        if self.entries:
+            self.recompile_reasons.append(self._reason(args, kwargs))
+        self._last = (args, kwargs)
+        storages = pre.storages
+        values = [st.array for st in storages] + [_rng_key()]
+        state = {}
+
+        def traced(*xs):
+            for st, x in zip(storages, xs):
+                st.array = x
+                st.generation += 1
+            _rng.key = xs[-1]
+            tr = _current_trace()
+            rec = state["rec"] = _Recorder(self.fullgraph, tr.frame, values)
+            prev = COMPILING.enter(rec)
+            old_profile = sys.getprofile()
+            sys.setprofile(rec.profile)
+            try:
+                result = self.fn(*args, **kwargs)
+            except BaseException:
+                sys.setprofile(old_profile)
+                COMPILING.leave(prev)
+                _settle_after_error(storages, values, rec)
+                raise
+            sys.setprofile(old_profile)
+            COMPILING.leave(prev)
+            post = _heap.walk(_roots(self.fn, args, kwargs), [("result", result)])
+            state["post"], state["result"] = post, result
+            born = [st for st in post.storages if id(st) not in pre.sids]
+            seen = {id(st) for st in born} | pre.sids.keys()
+            born += [st for st in rec.written.values() if id(st) not in seen]
+            state["born"] = born
+            return ([st.array for st in storages] + [st.array for st in born] + [_rng.key]
+                    + [v for v, _ in rec.reads])
+
+        COUNTERS["traced"] += 1
+        jaxpr, consts = _trace_jaxpr(traced, values)
+        rec, post, result, born = state["rec"], state["post"], state["result"], state["born"]
+        why = _unreplayable(pre, post, rec, consts)
+        lifted = [h for _, _, h in rec.hypers]
+        prog = _program(jaxpr, consts, lifted, jit=why is None)
+        with jax.ensure_compile_time_eval():
+            outs = prog(*lifted, *values)
+        for st, a in zip(storages + born, outs):
+            st.array = a
+            st.generation += 1
+        _rng.key = outs[len(storages) + len(born)]
+        if why is not None and why[0] == "once":
+            self.changing += 1
+            if self.changing >= _CHANGING_LIMIT:
+                why = ("break", "the call changes Python state every time: "
+                       + _changed(pre, post, _roots(self.fn, args, kwargs)))
+        else:
+            self.changing = 0
+        if why is None:
+            self.compiles += 1
+            COUNTERS["compiled"] += 1
+            self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
+        elif why[0] == "break":
+            self.broken = why[1]
+            self.breaks.append(why[1])
+            if self.fullgraph:
+                raise Unsupported(why[1])
+        return result
+
+    def _reason(self, args, kwargs):
+        """Why this call's guard key matches no entry: the first difference from the
+        last traced call's walk."""
+        if self._last is None:
+            return ""
+        a = _heap.walk(_roots(self.fn, *self._last), paths=True)
+        b = _heap.walk(_roots(self.fn, args, kwargs), paths=True)
+        if a.key == b.key:
+            return "ambient state changed (grad mode, default dtype, autocast, ...)"
+        path, old, new = _heap.first_difference(a, b)
+        return f"{path}: {_token(old)} -> {_token(new)}"
+
+
+def _changed(pre, post, roots):
+    """Where the heap after a call first differs from before it: path, old -> new."""
+    now = _heap.walk(roots, paths=True)
+    for i, (a, b) in enumerate(zip(pre.key, post.key)):
+        if a != b:
+            return f"{now.paths[i]}: {_token(a)} -> {_token(b)}"
+    return "its size"
+
+
+def _token(t):
+    if t is None:
+        return "nothing"
+    if t[0] == "T":
+        return f"tensor(size={list(t[5])}, dtype={t[6]}, requires_grad={t[7]})"
+    if t[0] in (float,):
+        return repr(float.fromhex(t[1]))
+    if isinstance(t[0], type) and len(t) == 3:
+        return f"{t[0].__name__} of length {t[2]}"
+    return repr(t[1]) if len(t) == 2 else repr(t)
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", type(fn).__name__)
+
+
+def _has_tracer(args, kwargs):
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, jax.core.Tracer) or (isinstance(x, Tensor) and
+                                              isinstance(x._storage.array, jax.core.Tracer)):
+            return True
+    return False
+
+
+def _rng_key():
+    if _rng.key is None:
+        from ..creation import _global_seed
+        with jax.ensure_compile_time_eval():
+            _rng.key = jax.random.PRNGKey(_global_seed[0])
+    return _rng.key
+
+
+def _settle_after_error(storages, values, rec):
+    """The user's function raised in the trace: give every storage the value it had when
+    the error was raised (eager's state then)."""
+    for st in (*storages, *rec.written.values()):
+        if isinstance(st.array, jax.core.Tracer):
+            st.array = value_in_trace(st.array, rec.frame, rec.values, _known)
+            st.generation += 1
+    if isinstance(_rng.key, jax.core.Tracer):
+        _rng.key = value_in_trace(_rng.key, rec.frame, rec.values, _known)
+
+
+def _unreplayable(pre, post, rec, consts):
+    """None when the traced call can be replayed; else ("once", reason) when the next
+    call may be (the heap changed shape) or ("break", reason) when no call will be."""
+    if rec.breaks:
+        return "break", rec.breaks[0]
+    for opt, _ in rec.steps:
+        if id(opt) not in pre.ids:
+            return "break", f"steps an optimizer it cannot reach ({type(opt).__name__})"
+    for g in rec.group_reads.values():
+        if id(g) not in pre.ids:
+            return "break", "reads a param group it cannot reach"
+    known = {id(st) for st in pre.storages} | {id(st) for st in post.storages}
+    for st in rec.written.values():
+        if id(st) not in known and not isinstance(st.array, jax.core.Tracer):
+            return "break", "writes a tensor the compiled function cannot reach " \
+                "(not an argument, a global it names, its closure or their attributes)"
+    arrays = {id(c) for c in consts if isinstance(c, jax.Array)}
+    if arrays:
+        import gc
+        for r in gc.get_referrers(*[c for c in consts if isinstance(c, jax.Array)]):
+            if isinstance(r, _heap.Storage) and id(r) not in known and id(r.array) in arrays:
+                return "break", "reads a tensor the compiled function cannot reach (not " \
+                    "an argument, a global it names, its closure or their attributes)"
+    if post.key[:post.n_roots] != pre.key:
+        return "once", "the heap changed shape"
+    for a, b in zip(pre.objs, post.objs):
+        if a is not b and not (isinstance(b, Tensor) and id(b) not in pre.ids):
+            return "once", "an object moved"
+    for b in post.objs[len(pre.objs):]:
+        if isinstance(b, Tensor) and id(b) in pre.ids:
+            continue
+        if isinstance(b, Tensor) and b._storage is not None and id(b._storage) in pre.sids:
+            return "break", "returns a view of a tensor it reached (not supported yet)"
+    for a, b in zip(pre.storages, post.storages):
+        if a is not b and id(b) in pre.sids:
+            return "once", "a storage moved"
+    for b in post.objs:
+        if isinstance(b, Tensor) and id(b) not in pre.ids:
+            if b._vchain is not None or b._base is not None:
+                return "break", "makes a view kept after the call"
+            if b._grad_fn is not None and not rec.backward_ran:
+                return "break", "returns tensors requiring grad through a graph made in " \
+                    "the call (a compiled forward): not supported yet"
+    return None
+
+
+def _program(jaxpr, consts, lifted, jit):
+    """prog(*lifted values, *inputs): the traced jaxpr with the lifted consts (the
+    optimizers' hyperparameter vectors, found by identity) as its first inputs, the
+    other consts baked in; jitted, or run primitive by primitive (a call run once)."""
+    where = {id(c): i for i, c in enumerate(consts)}
+    pos = [where[id(h)] for h in lifted if id(h) in where]
+    lifted_vars = []
+    for h in lifted:
+        i = where.get(id(h))
+        lifted_vars.append(jaxpr.constvars[i] if i is not None else
+                           jax.extend.core.Var(jax.typeof(h)))
+    taken = set(pos)
+    rest = [i for i in range(len(consts)) if i not in taken]
+    j = jaxpr.replace(constvars=[jaxpr.constvars[i] for i in rest],
+                      invars=lifted_vars + list(jaxpr.invars))
+    fun = jax.extend.core.jaxpr_as_fun(
+        jax.extend.core.ClosedJaxpr(j, [consts[i] for i in rest]))
+    return jax.jit(fun) if jit else fun
+
+
+def _entry(run, pre, post, rec, result, born, outs, values):
+    e = _Entry()
+    e.run, e.n_pre, e.compiled = run, len(pre.storages), True
+    e.reads = [value for _, value in rec.reads]
+    e.steps = [(pre.ids[id(opt)], update.__func__) for opt, update in rec.steps]
+    e.hyper_keys = [(kernel, key) for kernel, key, _ in rec.hypers]
+    e.checks = [(pre.ids[id(g)], k, dict.__getitem__(g, k)) for g in rec.group_reads.values()
+                for k, v in dict.items(g) if v.__class__ in (float, tuple)]
+    e.changed = [i for i, (v, o) in enumerate(zip(values[:e.n_pre], outs)) if o is not v]
+    e.deltas = [(i, b.version - a) for i, (b, a, c) in
+                enumerate(zip(post.counters, pre.versions, pre.counters))
+                if b is c and b.version != a]
+    e.extra = len(post.objs) - len(pre.objs)
+    bsid = {id(st): len(pre.storages) + i for i, st in enumerate(born)}
+    e.born = []
+    for n, b in enumerate(post.objs):
+        if isinstance(b, Tensor) and (n >= len(pre.objs) or b is not pre.objs[n]):
+            e.born.append((n, type(b), bsid[id(b._storage)], b.dtype, b._requires_grad,
+                           b._grad_fn is not None, b._version_counter.version))
+    born_n = {n for n, *_ in e.born}
+    e.actions = [(c, k, v) for c, k, v in post.slots if v in born_n and c < len(pre.objs)]
+    e.result = _recipe(result, post)
+    e.rng = len(values) - 1 + len(born)
+    return e
+
+
+def _recipe(x, post):
+    """How to rebuild the result from the objects of a walk: tensors by number."""
+    if isinstance(x, Tensor):
+        return ("T", post.ids[id(x)])
+    if x.__class__ in (tuple, list):
+        return (x.__class__, [_recipe(v, post) for v in x])
+    if x.__class__ is dict:
+        return (dict, [(k, _recipe(v, post)) for k, v in x.items()])
+    return ("const", x)
+
+
+class _Dry:
+    """The recorder of a replay's dry run of the optimizer steps (NOTE [lifted
+    hyperparameters]): it takes each kernel's hyperparameter vector, and the kernel
+    returns without running."""
+    stepping = True
+
+    def __init__(self):
+        self.hypers = []
+
+    def hyper(self, kernel, key, hv):
+        self.hypers.append((kernel, key, hv))
+
+    def optimizer_step(self, opt, update):
+        pass
+
+    def group_read(self, group):
+        pass
+
+    def writes(self, st):
+        raise AssertionError("a dry run wrote a tensor")
+
+
+def _dry_run(e, objs):
+    """The lifted hyperparameter vectors of this call: each optimizer step of the traced
+    call run dry on its optimizer now; None when the kernels it would call are not the
+    traced ones (a flag derived from a hyperparameter changed)."""
+    dry = _Dry()
+    prev = COMPILING.enter(dry)
+    try:
+        with no_grad():
+            for n, update in e.steps:
+                opt = objs[n]
+                for group in opt.param_groups:
+                    update(opt, group)
+    finally:
+        COMPILING.leave(prev)
+    if [(k, key) for k, key, _ in dry.hypers] != e.hyper_keys:
+        return None
+    return [hv for _, _, hv in dry.hypers]
+
+
+def _rebuild(r, objs):
+    kind = r[0]
+    if kind == "T":
+        return objs[r[1]]
+    if kind == "const":
+        return r[1]
+    if kind is dict:
+        return {k: _rebuild(v, objs) for k, v in r[1]}
+    return kind(_rebuild(v, objs) for v in r[1])
+
+
+def _replay(e, pre):
+    """Run entry e for the call whose walk is `pre`: (True, result), or (False, None)
+    when a value the trace read differs now (nothing was changed then)."""
+    objs = pre.objs
+    for n, k, v in e.checks:
+        w = dict.__getitem__(objs[n], k)
+        if w.__class__ is not v.__class__ or w != v:
+            return False, None
+    hvs = _dry_run(e, objs) if e.steps else ()
+    if hvs is None:
+        return False, None
+    storages = pre.storages
+    outs = e.run(*hvs, *[st.array for st in storages], _rng_key())
+    base = e.rng + 1
+    for i, want in enumerate(e.reads):
+        got = outs[base + i]
+        if np.asarray(got).tobytes() != np.asarray(want).tobytes():
+            return False, None
+    for i in e.changed:
+        st = storages[i]
+        st.array = outs[i]
+        st.generation += 1
+    _rng.key = outs[e.rng]
+    counters = pre.counters
+    for i, d in e.deltas:
+        counters[i].version += d
+    objs = objs + [None] * e.extra
+    for n, cls, o, dtype, rg, dead, version in e.born:
+        t = _make(outs[o])
+        if cls is not Tensor:
+            t.__class__ = cls
+        t.dtype = dtype
+        t._requires_grad = rg
+        if dead:
+            t._grad_fn = CompiledFunctionBackward()
+        t._version_counter.version = version
+        objs[n] = t
+    for c, k, v in e.actions:
+        container = objs[c]
+        if isinstance(container, Tensor):
+            container._grad = objs[v]
+        else:
+            container[k] = objs[v]
+    return True, _rebuild(e.result, objs)
