@@ -20,9 +20,7 @@ tensor([0.7000, 0.4000], requires_grad=True)
 """
 import functools
 
-from .._mode import STATE
 from ..nn import Module
-from ..tensor import Tensor
 from . import exc
 from ._step import _STANCE, COUNTERS, CompiledFunction, config
 
@@ -92,14 +90,6 @@ class OptimizedModule(Module):
         self.training = mod.training
 
     def __call__(self, *args, **kwargs):
-        if STATE.grad and _differentiable(self._orig_mod, args, kwargs):
-            # a forward whose graph the caller differentiates: not compiled yet (eager,
-            # reported by explain)
-            c = self._compiled
-            if _DIFFERENTIATED not in c.breaks:
-                c.breaks.append(_DIFFERENTIATED)
-            COUNTERS["eager"] += 1
-            return self._orig_mod(*args, **kwargs)
         return self._compiled(*args, **kwargs)
 
     forward = __call__
@@ -113,17 +103,6 @@ class OptimizedModule(Module):
         self._orig_mod.train(mode)
         object.__setattr__(self, "training", mode)
         return self
-
-
-_DIFFERENTIATED = ("a compiled module called with grad mode on and parameters or inputs "
-                   "requiring grad: its graph is differentiated outside the call, which "
-                   "eagergrad does not compile yet (runs eagerly)")
-
-
-def _differentiable(mod, args, kwargs):
-    if any(p.requires_grad for p in mod.parameters()):
-        return True
-    return any(isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))
 
 
 class _CompiledCall:

@@ -24,6 +24,7 @@ every call (_step.py, NOTE [lifted hyperparameters]).
 
 The walk is bounded (MAX_OBJECTS): a call reaching more is not compiled (a graph break
 naming the bound)."""
+import collections
 import functools
 import os
 import types
@@ -37,7 +38,8 @@ from ..tensor import Tensor
 
 MAX_OBJECTS = 20000
 
-_ATOMS = (type(None), bool, int, str, bytes, type(Ellipsis), type(NotImplemented))
+_ATOMS = frozenset((type(None), bool, int, str, bytes, type(Ellipsis), type(NotImplemented)))
+_EMPTY = frozenset((dict, collections.OrderedDict, list, tuple, set))
 # code whose globals the walk does not follow (eagergrad's, its dependencies', the
 # standard library's): what it reads is either eagergrad's own state or not user state
 _LIBRARY = ("eagergrad", "jax", "jaxlib", "numpy", "torch", "functools", "builtins",
@@ -55,7 +57,7 @@ class Walk:
     `lifted` ((group dict, key) of the floats keyed by type only)."""
 
     __slots__ = ("key", "objs", "ids", "storages", "sids", "counters", "vids", "slots",
-                 "lifted", "paths", "_path", "_lift", "n_roots", "versions")
+                 "lifted", "paths", "_path", "_lift", "n_roots", "versions", "emit")
 
     def __init__(self, lift=True, paths=False):
         self.key, self.objs, self.ids = [], [], {}
@@ -64,12 +66,12 @@ class Walk:
         self.paths = [] if paths else None
         self._path = []
         self._lift = lift
+        self.emit = self._emit_with_path if paths else self.key.append
 
     # ---- tokens ------------------------------------------------------------------
-    def emit(self, token):
+    def _emit_with_path(self, token):
         self.key.append(token)
-        if self.paths is not None:
-            self.paths.append("".join(self._path))
+        self.paths.append("".join(self._path))
 
     def number(self, obj):
         """obj's number, True when reached for the first time now."""
@@ -168,10 +170,26 @@ class Walk:
         n, new = self.number(d)
         if not new:
             return
-        self.emit((d.__class__, n, len(d)))
+        emit = self.emit
+        emit((d.__class__, n, len(d)))
         for k, v in d.items():
-            self.visit(k)
-            if lift and k == "param_groups" and v.__class__ is list:
+            vc = v.__class__
+            if k.__class__ is str:  # (the common case, a token for key and value at once)
+                if vc in _ATOMS:
+                    if v is None:
+                        self.slots.append((n, k, None))
+                    emit((k, vc, v))
+                    continue
+                if vc is float:
+                    emit((k, float, v.hex()))
+                    continue
+                if vc in _EMPTY and not v:  # (empty: holds nothing, never numbered)
+                    emit((k, vc, 0))
+                    continue
+                emit((str, k))
+            else:
+                self.visit(k)
+            if lift and k == "param_groups" and vc is list:
                 self.groups(v)
             else:
                 self.slot(n, k, v)
@@ -202,8 +220,10 @@ class Walk:
     def slot(self, n, k, v):
         if self.paths is not None:
             self._path.append(f"[{k!r}]")
-        if v is None or isinstance(v, Tensor):
-            self.slots.append((n, k, None if v is None else self.ids.get(id(v), len(self.objs))))
+        if v is None:
+            self.slots.append((n, k, None))
+        elif isinstance(v, Tensor):
+            self.slots.append((n, k, self.ids.get(id(v), len(self.objs))))
         self.visit(v)
         if self.paths is not None:
             self._path.pop()
@@ -222,12 +242,20 @@ class Walk:
         if v is None:
             v = self.vids[id(vc)] = len(self.counters)
             self.counters.append(vc)
-        self.emit(("T", n, t.__class__, s, v, t._shape, t.dtype, t._requires_grad,
-                   t._grad_fn is None, t._vchain is None, t._offset, t._retains_grad))
-        self.slot(n, "grad", t._grad)
-        for hooks in (t._hooks, t._post_acc_hooks):
-            if hooks:
-                self.visit(hooks)
+        g = t._grad
+        if g is None:  # (no .grad: one token for both)
+            self.emit(("T", n, t.__class__, s, v, t._shape, t.dtype, t._requires_grad,
+                       t._grad_fn is None, t._vchain is None, t._offset, t._retains_grad,
+                       None))
+            self.slots.append((n, "grad", None))
+        else:
+            self.emit(("T", n, t.__class__, s, v, t._shape, t.dtype, t._requires_grad,
+                       t._grad_fn is None, t._vchain is None, t._offset, t._retains_grad))
+            self.slot(n, "grad", g)
+        if t._hooks:
+            self.visit(t._hooks)
+        if t._post_acc_hooks:
+            self.visit(t._post_acc_hooks)
         if t._base is not None:
             self.visit(t._base)
 

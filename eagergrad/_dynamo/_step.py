@@ -45,6 +45,7 @@ import sys
 import traceback
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes, _settings
@@ -98,6 +99,7 @@ class _Recorder:
         self.reads = []    # (tracer, its value)
         self.breaks = []   # reasons the call cannot be replayed
         self.backward_ran = False
+        self.hooked = False  # a hook registered on a tensor or node in the call
         self.steps = []    # (optimizer, update) of each optimizer step run
         self.stepping = None
         self.hypers = []   # (kernel, its static key, the lifted vector) in order
@@ -179,7 +181,8 @@ class CompiledFunctionBackward(Node):
 class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
-                 "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks")
+                 "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
+                 "diff")
 
 
 def _roots(fn, args, kwargs):
@@ -197,7 +200,7 @@ class CompiledFunction:
         self.entries = {}
         self.broken = None  # the graph break that made it eager, if one did
         self.compiles, self.recompile_reasons, self.breaks = 0, [], []
-        self._last = None  # the previous traced call's arguments, for reasons
+        self._last = None  # the walk (with paths) before the last traced call, for reasons
         self.changing = 0  # traced calls in a row that changed the heap's shape
 
     def __call__(self, *args, **kwargs):
@@ -242,7 +245,7 @@ class CompiledFunction:
                 f"reason: {self._reason(args, kwargs)}")
         if self.entries:
             self.recompile_reasons.append(self._reason(args, kwargs))
-        self._last = (args, kwargs)
+        self._last = _heap.walk(_roots(self.fn, args, kwargs), paths=True), _ambient()
         storages = pre.storages
         values = [st.array for st in storages] + [_rng_key()]
         state = {}
@@ -279,10 +282,21 @@ class CompiledFunction:
         jaxpr, consts = _trace_jaxpr(traced, values)
         rec, post, result, born = state["rec"], state["post"], state["result"], state["born"]
         why = _unreplayable(pre, post, rec, consts)
+        diff = None if why is not None and why[0] == "break" else \
+            _differentiated(pre, post, rec, born)
+        if isinstance(diff, str):
+            why, diff = ("break", diff), None
         lifted = [h for _, _, h in rec.hypers]
-        prog = _program(jaxpr, consts, lifted, jit=why is None)
+        prog = _program(jaxpr, consts, lifted)
+        if diff is not None:
+            prog = _with_vjp(prog, len(lifted), *diff)
+        if why is None:
+            prog = jax.jit(prog)
         with jax.ensure_compile_time_eval():
             outs = prog(*lifted, *values)
+        if diff is not None:
+            outs, vjp = outs
+            _attach(diff, vjp, post.objs, pre.objs)
         for st, a in zip(storages + born, outs):
             st.array = a
             st.generation += 1
@@ -297,7 +311,8 @@ class CompiledFunction:
         if why is None:
             self.compiles += 1
             COUNTERS["compiled"] += 1
-            self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
+            e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
+            e.diff = diff
         elif why[0] == "break":
             self.broken = why[1]
             self.breaks.append(why[1])
@@ -310,10 +325,15 @@ class CompiledFunction:
         last traced call's walk."""
         if self._last is None:
             return ""
-        a = _heap.walk(_roots(self.fn, *self._last), paths=True)
+        a, ambient = self._last
         b = _heap.walk(_roots(self.fn, args, kwargs), paths=True)
         if a.key == b.key:
-            return "ambient state changed (grad mode, default dtype, autocast, ...)"
+            now = _ambient()
+            names = ("grad mode", "grad mode", "inference mode", "default dtype",
+                     "forward AD", "autocast", "anomaly mode", "deterministic algorithms",
+                     "saved tensor hooks", "saved tensor hooks")
+            diff = [n for n, x, y in zip(names, ambient, now) if x != y]
+            return f"ambient state changed: {', '.join(dict.fromkeys(diff)) or 'unknown'}"
         path, old, new = _heap.first_difference(a, b)
         return f"{path}: {_token(old)} -> {_token(new)}"
 
@@ -331,7 +351,8 @@ def _token(t):
     if t is None:
         return "nothing"
     if t[0] == "T":
-        return f"tensor(size={list(t[5])}, dtype={t[6]}, requires_grad={t[7]})"
+        grad = ", grad=None" if len(t) == 13 else ""
+        return f"tensor(size={list(t[5])}, dtype={t[6]}, requires_grad={t[7]}{grad})"
     if t[0] in (float,):
         return repr(float.fromhex(t[1]))
     if isinstance(t[0], type) and len(t) == 3:
@@ -410,16 +431,13 @@ def _unreplayable(pre, post, rec, consts):
         if isinstance(b, Tensor) and id(b) not in pre.ids:
             if b._vchain is not None or b._base is not None:
                 return "break", "makes a view kept after the call"
-            if b._grad_fn is not None and not rec.backward_ran:
-                return "break", "returns tensors requiring grad through a graph made in " \
-                    "the call (a compiled forward): not supported yet"
     return None
 
 
-def _program(jaxpr, consts, lifted, jit):
+def _program(jaxpr, consts, lifted):
     """prog(*lifted values, *inputs): the traced jaxpr with the lifted consts (the
     optimizers' hyperparameter vectors, found by identity) as its first inputs, the
-    other consts baked in; jitted, or run primitive by primitive (a call run once)."""
+    other consts baked in."""
     where = {id(c): i for i, c in enumerate(consts)}
     pos = [where[id(h)] for h in lifted if id(h) in where]
     lifted_vars = []
@@ -431,9 +449,107 @@ def _program(jaxpr, consts, lifted, jit):
     rest = [i for i in range(len(consts)) if i not in taken]
     j = jaxpr.replace(constvars=[jaxpr.constvars[i] for i in rest],
                       invars=lifted_vars + list(jaxpr.invars))
-    fun = jax.extend.core.jaxpr_as_fun(
+    return jax.extend.core.jaxpr_as_fun(
         jax.extend.core.ClosedJaxpr(j, [consts[i] for i in rest]))
-    return jax.jit(fun) if jit else fun
+
+
+# ---- a compiled forward differentiated outside the call --------------------------------
+# NOTE [compiled forward]: a call that returns (or keeps) tensors with a graph made in it
+# and runs no backward itself (`model = torch.compile(model)`; loss.backward() outside)
+# gets one node for the whole call, as torch's CompiledFunctionBackward: the program runs
+# under jax.vjp, its residuals are the node's saved state, and the node's backward is the
+# vjp (in torch's convention for complex values: conj(vjp(conj(g)))) into the edges of the
+# tensors requiring grad the call read (a parameter's AccumulateGrad, an argument's
+# grad_fn). The traced call's own graph (holding tracers) is replaced by that node too.
+# Hooks registered in the call on its intermediates would be lost: a graph break; so is
+# double backward through the node (create_graph) for now.
+
+
+def _differentiated(pre, post, rec, born):
+    """(inputs, outputs) of the vjp when the call is a compiled forward: inputs
+    (object number, storage index) of the tensors requiring grad it reached, outputs
+    (object number, output index) of the tensors with a graph it made; None when it is
+    not one; a string (the break's reason) when it is one that cannot be compiled."""
+    if rec.backward_ran:
+        return None
+    first_born = len(pre.storages)
+    out_of = {id(st): first_born + i for i, st in enumerate(born)}
+    outs = [(n, out_of[id(b._storage)]) for n, b in enumerate(post.objs)
+            if isinstance(b, Tensor) and b._grad_fn is not None and b._requires_grad and
+            id(b) not in pre.ids and id(b._storage) in out_of]
+    if not outs:
+        return None
+    if rec.hooked:
+        return "a hook registered inside a compiled forward whose graph is differentiated " \
+            "outside the call (not supported yet)"
+    ins, seen = [], set()
+    for n, t in enumerate(pre.objs):
+        if isinstance(t, Tensor) and t._requires_grad:
+            if t._vchain is not None:
+                return "a view requiring grad read by a compiled forward (not supported yet)"
+            s = pre.sids[id(t._storage)]
+            if s not in seen:
+                seen.add(s)
+                ins.append((n, s))
+    return ins, outs
+
+
+def _with_vjp(prog, n_lifted, ins, outs):
+    """prog under jax.vjp: (its outputs, the vjp function of the outputs `outs` with
+    respect to the inputs `ins`)."""
+    pos = [n_lifted + s for _, s in ins]
+    opos = [o for _, o in outs]
+
+    def run(*args):
+        def f(*dv):
+            a = list(args)
+            for i, v in zip(pos, dv):
+                a[i] = v
+            res = prog(*a)
+            return [res[o] for o in opos], res
+        _, vjp, res = jax.vjp(f, *[args[i] for i in pos], has_aux=True)
+        return res, vjp
+    return run
+
+
+@jax.jit
+def _apply_vjp(vjp, cts):
+    cts = [jnp.conj(c) if jnp.iscomplexobj(c) else c for c in cts]
+    return [jnp.conj(g) if jnp.iscomplexobj(g) else g for g in vjp(cts)]
+
+
+class CompiledForwardBackward(Node):
+    """The one node of a compiled forward (NOTE [compiled forward])."""
+
+    def name(self):
+        return "CompiledFunctionBackward"
+
+    def apply(self, grads):
+        if self._vjp is None:
+            raise RuntimeError(_FREED)
+        if STATE.grad:
+            raise NotImplementedError("eagergrad does not implement double backward through "
+                                      "a compiled forward (create_graph=True) yet")
+        cts = [g._value if g is not None else jnp.zeros(m[0], m[1].np)
+               for g, m in zip(grads, self._meta_in)]
+        out = _apply_vjp(self._vjp, cts)
+        return [None if e is None else _make(g) for e, g in zip(self._next, out)]
+
+    def _release(self):
+        self._vjp = None
+
+
+def _attach(diff, vjp, objs, inputs):
+    """Give the tensors of a compiled forward's outputs their node."""
+    from ..engine.graph import _edge
+    ins, outs = diff
+    node = CompiledForwardBackward(
+        [_edge(inputs[n]) for n, _ in ins],
+        tuple((objs[n]._shape, objs[n].dtype) for n, _ in outs))
+    node._vjp = vjp
+    for k, (n, _) in enumerate(outs):
+        t = objs[n]
+        t._grad_fn, t._out_nr, t._requires_grad = node, k, True
 
 
 def _entry(run, pre, post, rec, result, born, outs, values):
@@ -538,6 +654,8 @@ def _replay(e, pre):
         return False, None
     storages = pre.storages
     outs = e.run(*hvs, *[st.array for st in storages], _rng_key())
+    if e.diff is not None:
+        outs, vjp = outs
     base = e.rng + 1
     for i, want in enumerate(e.reads):
         got = outs[base + i]
@@ -562,6 +680,8 @@ def _replay(e, pre):
             t._grad_fn = CompiledFunctionBackward()
         t._version_counter.version = version
         objs[n] = t
+    if e.diff is not None:
+        _attach(e.diff, vjp, objs, pre.objs)
     for c, k, v in e.actions:
         container = objs[c]
         if isinstance(container, Tensor):

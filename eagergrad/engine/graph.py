@@ -11,7 +11,7 @@ import sys
 import threading
 import weakref
 
-from .._mode import ANOMALY, STATE
+from .._mode import ANOMALY, COMPILING, STATE
 from ..size import can_broadcast_to, format_shape
 from ..tensor import Tensor, _zeros_meta
 from .anomaly import record as anomaly_record
@@ -88,12 +88,16 @@ class Node:
         >>> y.sum().backward(); x.grad
         tensor([20., 20.])
         """
+        if COMPILING.n and COMPILING.rec is not None:
+            COMPILING.rec.hooked = True
         if self._pre_hooks is None:
             self._pre_hooks = collections.OrderedDict()
         return RemovableHandle(self._pre_hooks, fn)
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, run after this node."""
+        if COMPILING.n and COMPILING.rec is not None:
+            COMPILING.rec.hooked = True
         if self._post_hooks is None:
             self._post_hooks = collections.OrderedDict()
         return RemovableHandle(self._post_hooks, fn)
@@ -323,6 +327,8 @@ def retain_grad(self):
     >>> y.sum().backward(); y.grad
     tensor([1., 1.])
     """
+    if COMPILING.n and COMPILING.rec is not None:
+        COMPILING.rec.hooked = True
     if not self.requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self.grad_fn is None or self._retains_grad:
@@ -357,6 +363,8 @@ def register_hook(self, hook):
     >>> (x * 2).sum().backward(); x.grad
     tensor([6., 6.])
     """
+    if COMPILING.n and COMPILING.rec is not None:
+        COMPILING.rec.hooked = True
     if not (self._requires_grad or self._base is not None and self._base._requires_grad):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                            "gradient")
