@@ -265,7 +265,7 @@ class CompiledFunction:
             except BaseException:
                 sys.setprofile(old_profile)
                 COMPILING.leave(prev)
-                _settle_after_error(storages, values, rec)
+                _settle_after_error(storages, rec, _roots(self.fn, args, kwargs))
                 raise
             sys.setprofile(old_profile)
             COMPILING.leave(prev)
@@ -380,10 +380,15 @@ def _rng_key():
     return _rng.key
 
 
-def _settle_after_error(storages, values, rec):
-    """The user's function raised in the trace: give every storage the value it had when
-    the error was raised (eager's state then)."""
-    for st in (*storages, *rec.written.values()):
+def _settle_after_error(storages, rec, roots):
+    """The user's function raised in the trace: give every storage (those it had, wrote
+    or made where the walk reaches, a .grad) the value it had when the error was raised
+    (eager's state then)."""
+    try:
+        made = _heap.walk(roots).storages
+    except _heap.TooLarge:
+        made = []
+    for st in (*storages, *rec.written.values(), *made):
         if isinstance(st.array, jax.core.Tracer):
             st.array = value_in_trace(st.array, rec.frame, rec.values, _known)
             st.generation += 1
