@@ -967,3 +967,31 @@ def test_set_stance_fail_on_recompile_compiler():
     want = _stance_calls(torch, torch.compiler.set_stance)
     got = _stance_calls(eg, eg.compiler.set_stance)
     assert _diff(want, got) is None, _diff(want, got)
+
+
+def test_tensor_out_of_reach_is_a_graph_break():
+    """A tensor the call reads through a module attribute (the walk does not follow
+    modules) and that changes between calls: a graph break with its reason, and eager's
+    values every call, never the first call's value baked in; a view of it too."""
+    import sys
+    import types
+    holder = types.ModuleType("_compile_test_holder")
+    sys.modules[holder.__name__] = holder
+    try:
+        for make in (lambda b: b, lambda b: b[0]):
+            base = eg.ones(2, 3)
+            holder.W = make(base)
+
+            def f(x):
+                return x * holder.W
+            c = eg.compile(f)
+            got, want = [], []
+            for _ in range(3):
+                got.append(c(eg.ones(3)).tolist())
+                want.append(f(eg.ones(3)).tolist())  # (f is pure: eager's value now)
+                base.add_(1)
+            assert got == want and want[0] != want[1], (got, want)
+            e = dyn.explain(c)
+            assert e.graph_break_count == 1 and "cannot reach" in e.break_reasons[0], e
+    finally:
+        del sys.modules[holder.__name__]

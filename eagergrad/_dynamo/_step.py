@@ -182,7 +182,7 @@ class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
-                 "diff")
+                 "diff", "last_lifted", "last_hvs")
 
 
 def _roots(fn, args, kwargs):
@@ -416,7 +416,10 @@ def _unreplayable(pre, post, rec, consts):
     if arrays:
         import gc
         for r in gc.get_referrers(*[c for c in consts if isinstance(c, jax.Array)]):
-            if isinstance(r, _heap.Storage) and id(r) not in known and id(r.array) in arrays:
+            if (isinstance(r, _heap.Storage) and id(r) not in known and
+                    id(r.array) in arrays) or \
+                    (isinstance(r, Tensor) and id(r) not in pre.ids and
+                     id(r) not in post.ids and id(getattr(r, "_arr", None)) in arrays):
                 return "break", "reads a tensor the compiled function cannot reach (not " \
                     "an argument, a global it names, its closure or their attributes)"
     if post.key[:post.n_roots] != pre.key:
@@ -563,6 +566,7 @@ def _entry(run, pre, post, rec, result, born, outs, values):
     e.reads = [value for _, value in rec.reads]
     e.steps = [(pre.ids[id(opt)], update.__func__) for opt, update in rec.steps]
     e.hyper_keys = [(kernel, key) for kernel, key, _ in rec.hypers]
+    e.last_lifted, e.last_hvs = None, None
     e.checks = [(pre.ids[id(g)], k, dict.__getitem__(g, k)) for g in rec.group_reads.values()
                 for k, v in dict.items(g) if v.__class__ in (float, tuple)]
     e.changed = [i for i, (v, o) in enumerate(zip(values[:e.n_pre], outs)) if o is not v]
@@ -592,6 +596,11 @@ def _recipe(x, post):
     if x.__class__ is dict:
         return (dict, [(k, _recipe(v, post)) for k, v in x.items()])
     return ("const", x)
+
+
+def _exact(v):
+    """A lifted value as a key: floats by their hex (-0.0 and NaN too)."""
+    return v.hex() if v.__class__ is float else tuple(e.hex() for e in v)
 
 
 class _Dry:
@@ -654,9 +663,19 @@ def _replay(e, pre):
         w = dict.__getitem__(objs[n], k)
         if w.__class__ is not v.__class__ or w != v:
             return False, None
-    hvs = _dry_run(e, objs) if e.steps else ()
-    if hvs is None:
-        return False, None
+    if e.steps:
+        # the vectors depend on the lifted floats only (everything else the optimizer's
+        # Python reads is in the guard key): the last call's when those are unchanged
+        lifted = [_exact(dict.__getitem__(g, k)) for g, k in pre.lifted]
+        if lifted == e.last_lifted:
+            hvs = e.last_hvs
+        else:
+            hvs = _dry_run(e, objs)
+            if hvs is None:
+                return False, None
+            e.last_lifted, e.last_hvs = lifted, hvs
+    else:
+        hvs = ()
     storages = pre.storages
     outs = e.run(*hvs, *[st.array for st in storages], _rng_key())
     if e.diff is not None:
