@@ -685,10 +685,7 @@ _LEAK = ("a tensor made in the trace and kept where the walk does not reach (a l
          "UnexpectedTracerError when used")
 _NESTED = "_heap.code_names: `names |= code_names(c)` is set |= tuple (TypeError)"
 XFAIL_VALUES = {}
-XFAIL_FAST = {
-    "sgd_zero_grad_false": "returning loss.detach() is a graph break ('makes a view kept "
-                           "after the call'): every call after the second runs eagerly",
-}
+XFAIL_FAST = {}
 # (the fast tier keeps one optimizer scenario and the cheap ones)
 SLOW = {"sgd_momentum_steplr_clip", "adam_exponentiallr_clip_value", "sgd_zero_grad_false",
         "views_inplace", "hooks_pure", "custom_functions", "batchnorm_train",

@@ -55,7 +55,7 @@ from ..engine.grad_mode import no_grad
 from ..engine.graph import Node
 from ..engine.saved import _FREED, HOOKS
 from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
-from ..tensor import Tensor, _make
+from ..tensor import _STOP_GRADIENT, Tensor, _make
 from . import _heap
 from .exc import FailOnRecompileLimitHit, Unsupported
 
@@ -435,10 +435,15 @@ def _unreplayable(pre, post, rec, consts):
     for a, b in zip(pre.storages, post.storages):
         if a is not b and id(b) in pre.sids:
             return "once", "a storage moved"
+    shared = set()
     for b in post.objs:
         if isinstance(b, Tensor) and id(b) not in pre.ids:
-            if b._vchain is not None or b._base is not None:
+            if b._base is not None or (b._vchain is not None and any(
+                    f is not _STOP_GRADIENT for f, _ in b._vchain)):  # (detach(): no view)
                 return "break", "makes a view kept after the call"
+            if id(b._storage) in shared:
+                return "break", "makes two tensors sharing a storage kept after the call"
+            shared.add(id(b._storage))
     return None
 
 
