@@ -992,3 +992,45 @@ def test_tensor_out_of_reach_is_a_graph_break():
             assert e.graph_break_count == 1 and "cannot reach" in e.break_reasons[0], e
     finally:
         del sys.modules[holder.__name__]
+
+
+def test_values_read_from_host_state_are_guarded_or_break():
+    """What the Python of a compiled call reads from host state never goes stale: a
+    float in a user module (a config) and a numpy array (by value) recompile when they
+    change, an object with __slots__ is keyed by its slots, and a draw from numpy's or
+    Python's global generator is a graph break (a replay would repeat the draw)."""
+    import random
+    import sys
+    import types
+    cfg = types.ModuleType("_compile_test_cfg")
+    sys.modules[cfg.__name__] = cfg
+    try:
+        class Slotted:
+            __slots__ = ("scale",)
+
+        obj = Slotted()
+        obj.scale = 2.0
+        arr = np.ones(300)
+        cfg.scale = 3.0
+
+        def f(x):
+            return x * cfg.scale * obj.scale + eg.from_numpy(arr).sum()
+        c = eg.compile(f)
+        got, want = [], []
+        for _ in range(3):
+            got.append(c(eg.ones(2, dtype=eg.float64)).tolist())
+            want.append(f(eg.ones(2, dtype=eg.float64)).tolist())
+            cfg.scale += 1
+            obj.scale += 1
+            arr += 1
+        assert got == want and len({str(w) for w in want}) == 3, (got, want)
+        assert dyn.explain(c).recompile_count == 2
+    finally:
+        del sys.modules[cfg.__name__]
+    for draw in (lambda: np.random.rand(), lambda: random.random()):
+        c = eg.compile(lambda x, draw=draw: x + float(draw() > 2.0))
+        assert c(eg.ones(1)).tolist() == [1.0]
+        e = dyn.explain(c)
+        assert e.graph_break_count == 1, e
+        assert "random generator" in e.break_reasons[0] or \
+            "call to Random.random" in e.break_reasons[0], e

@@ -26,6 +26,7 @@ The walk is bounded (MAX_OBJECTS): a call reaching more is not compiled (a graph
 naming the bound)."""
 import collections
 import functools
+import hashlib
 import os
 import types
 
@@ -125,9 +126,15 @@ class Walk:
                 self.visit(x.func)
                 self.visit(x.args)
                 self.visit(x.keywords)
-        elif isinstance(x, np.ndarray):
-            small = x.nbytes <= 1024
-            self.emit(("ndarray", x.shape, x.dtype.str, x.tobytes() if small else id(x)))
+        elif isinstance(x, np.ndarray):  # (by value: its bytes, a digest of large ones)
+            b = x.tobytes() if x.nbytes <= 1024 else \
+                hashlib.blake2b(np.ascontiguousarray(x).data).digest()
+            self.emit(("ndarray", x.shape, x.dtype.str, b))
+        elif isinstance(x, (np.random.Generator, np.random.RandomState)):  # (by state)
+            bg = x.bit_generator if isinstance(x, np.random.Generator) else x._bit_generator
+            self.emit(("nprng", id(x), repr(bg.state)))
+        elif cls is collections.deque:
+            self.sequence(x, cls)
         elif isinstance(x, tuple):  # (a namedtuple, torch.Size)
             self.sequence(x, cls)
         elif getattr(cls, "_walk_opaque", False):  # (a compiled function: its caches)
@@ -138,6 +145,14 @@ class Walk:
                 self.emit(("obj", n))
                 self.cls(cls)
                 self.mapping(x.__dict__, lift=self._lift and isinstance(x, Optimizer))
+        elif not _library_module(cls.__module__) and _slot_names(cls):
+            n, new = self.number(x)  # (a user object with __slots__: its slots' values)
+            if new:
+                self.emit(("obj", n))
+                self.cls(cls)
+                for name in _slot_names(cls):
+                    self.emit(("slot", name))
+                    self.visit(getattr(x, name, _UNSET))
         else:
             self.emit(("id", id(x)))
 
@@ -279,12 +294,21 @@ class Walk:
         if is_library(f.__code__):
             return
         g = f.__globals__
-        for name in code_names(f.__code__):
+        names = code_names(f.__code__)
+        for name in names:
             if name in g:
                 if self.paths is not None:
                     self._path.append(f" global {name}")
                 self.emit(("global", name))
-                self.visit(g[name])
+                v = g[name]
+                self.visit(v)
+                if v.__class__ is types.ModuleType and not _library_module(v.__name__):
+                    # a user module (a config): its attributes the code may name
+                    d = v.__dict__
+                    for a in names:
+                        if a in d:
+                            self.emit(("modattr", a))
+                            self.visit(d[a])
                 if self.paths is not None:
                     self._path.pop()
 
@@ -327,6 +351,19 @@ def _library_module(name):
     mod = sys.modules.get(name)
     f = getattr(mod, "__file__", None)
     return f is None or (os.path.realpath(f).startswith(_STDLIB) and "site-packages" not in f)
+
+
+_UNSET = object()
+
+
+@functools.lru_cache(maxsize=1024)
+def _slot_names(cls):
+    names = []
+    for c in cls.__mro__:
+        sl = c.__dict__.get("__slots__", ())
+        names += [sl] if isinstance(sl, str) else [n for n in sl if n not in
+                                                   ("__dict__", "__weakref__")]
+    return tuple(names)
 
 
 def _plain_object(x):

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes, _settings
+from ..device import default as _default_device
 from .._mode import ANOMALY, AUTOCAST, COMPILING, FUNC, FWD, STATE
 from ..creation import _rng
 from ..engine.grad_mode import no_grad
@@ -78,7 +79,8 @@ def _ambient():
     return (STATE.grad, STATE.enabled, STATE.inference, _dtypes._default[0], FWD.active,
             AUTOCAST.n and tuple(sorted(AUTOCAST.tl.active.items(), key=str)),
             ANOMALY.enabled, _settings._deterministic["on"], len(HOOKS.stack),
-            tuple(map(id, (h for pair in HOOKS.stack for h in pair))))
+            tuple(map(id, (h for pair in HOOKS.stack for h in pair))),
+            _default_device(), _settings._matmul_precision[0])
 
 
 def _user_line():
@@ -150,6 +152,13 @@ class _Recorder:
             self.breaks.append(f"call to {name} at {where}")
 
 
+def _host_rng():
+    """The states of Python's and numpy's global random generators (a digest)."""
+    import random
+    st = np.random.get_state(legacy=False)["state"]
+    return hash(random.getstate()), st["pos"], np.asarray(st["key"]).tobytes()
+
+
 def _known(a):
     return a
 
@@ -167,7 +176,7 @@ def _impure(fn):
     if mod is None:
         owner = getattr(fn, "__self__", None)
         mod = type(owner).__module__ if owner is not None else None
-    return mod in _IMPURE_MODULES
+    return mod in _IMPURE_MODULES or (mod or "").startswith("numpy.random")
 
 
 class CompiledFunctionBackward(Node):
@@ -257,6 +266,7 @@ class CompiledFunction:
             _rng.key = xs[-1]
             tr = _current_trace()
             rec = state["rec"] = _Recorder(self.fullgraph, tr.frame, values)
+            host_rng = _host_rng()
             prev = COMPILING.enter(rec)
             old_profile = sys.getprofile()
             sys.setprofile(rec.profile)
@@ -269,6 +279,9 @@ class CompiledFunction:
                 raise
             sys.setprofile(old_profile)
             COMPILING.leave(prev)
+            if _host_rng() != host_rng:
+                rec.breaks.append("draws from Python's or numpy's global random generator "
+                                  "(a value a replay would repeat)")
             post = _heap.walk(_roots(self.fn, args, kwargs), [("result", result)])
             state["post"], state["result"] = post, result
             born = [st for st in post.storages if id(st) not in pre.sids]
@@ -331,7 +344,8 @@ class CompiledFunction:
             now = _ambient()
             names = ("grad mode", "grad mode", "inference mode", "default dtype",
                      "forward AD", "autocast", "anomaly mode", "deterministic algorithms",
-                     "saved tensor hooks", "saved tensor hooks")
+                     "saved tensor hooks", "saved tensor hooks", "default device",
+                     "float32 matmul precision")
             diff = [n for n, x, y in zip(names, ambient, now) if x != y]
             return f"ambient state changed: {', '.join(dict.fromkeys(diff)) or 'unknown'}"
         path, old, new = _heap.first_difference(a, b)
@@ -353,6 +367,8 @@ def _token(t):
     if t[0] == "T":
         grad = ", grad=None" if len(t) == 13 else ""
         return f"tensor(size={list(t[5])}, dtype={t[6]}, requires_grad={t[7]}{grad})"
+    if t[0] == "ndarray":
+        return f"ndarray(shape={t[1]}, dtype={t[2]}, digest {t[3][:4].hex()})"
     if t[0] in (float,):
         return repr(float.fromhex(t[1]))
     if isinstance(t[0], type) and len(t) == 3:
