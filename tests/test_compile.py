@@ -1034,3 +1034,25 @@ def test_values_read_from_host_state_are_guarded_or_break():
         assert e.graph_break_count == 1, e
         assert "random generator" in e.break_reasons[0] or \
             "call to Random.random" in e.break_reasons[0], e
+
+
+def test_data_dependent_shapes_read_from_the_trace():
+    """Boolean-mask indexing, nonzero, unique and repeat_interleave in a compiled call
+    (data-dependent shapes): their values are read from the trace, the replay checks
+    them, a changed mask traces again, and one that changes every call ends as a graph
+    break naming the line; every call gives eager's (and torch's) value."""
+    def f(L, x):
+        y = x[x > 0] * 2
+        return y.sum() + L.nonzero(x).shape[0] + x.unique().numel() + \
+            L.repeat_interleave(L.tensor([1, 2]), (x[:2] > 0).long()).sum()
+    c = eg.compile(lambda x: f(eg, x))
+    xs = [[1.0, -2.0, 3.0]] * 3 + [[-1.0, 2.0, -3.0], [1.0, -2.0, 3.0]] * 2
+    start = dict(dyn.COUNTERS)
+    for i, v in enumerate(xs):
+        got = c(eg.tensor(v)).item()
+        want = f(torch, torch.tensor(v)).item()
+        assert got == want, (i, got, want)
+    assert dyn.COUNTERS["replayed"] - start["replayed"] == 2  # (calls 2 and 3)
+    e = dyn.explain(c)
+    assert e.graph_break_count == 1 and "differs every call" in e.break_reasons[0], e
+    assert "test_compile.py" in e.break_reasons[0]

@@ -99,6 +99,7 @@ class _Recorder:
         self.fullgraph, self.frame, self.values = fullgraph, frame, values
         self.written = {}  # id(storage) -> storage
         self.reads = []    # (tracer, its value)
+        self.read_where = []  # file:line of each read
         self.breaks = []   # reasons the call cannot be replayed
         self.backward_ran = False
         self.hooked = False  # a hook registered on a tensor or node in the call
@@ -140,6 +141,7 @@ class _Recorder:
             self.breaks.append(f"print of a tensor at {where}")
         value = value_in_trace(v, self.frame, self.values, _known)
         self.reads.append((v, value))
+        self.read_where.append(where)
         return value
 
     def profile(self, frame, event, arg):
@@ -191,7 +193,7 @@ class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
-                 "diff", "last_lifted", "last_hvs")
+                 "diff", "last_lifted", "last_hvs", "read_where")
 
 
 def _roots(fn, args, kwargs):
@@ -211,6 +213,7 @@ class CompiledFunction:
         self.compiles, self.recompile_reasons, self.breaks = 0, [], []
         self._last = None  # the walk (with paths) before the last traced call, for reasons
         self.changing = 0  # traced calls in a row that changed the heap's shape
+        self.discards = 0  # replays in a row discarded (a value read differed)
 
     def __call__(self, *args, **kwargs):
         fn = self.fn
@@ -231,8 +234,15 @@ class CompiledFunction:
             done, result = _replay(entry, pre)
             if done:
                 COUNTERS["replayed"] += 1
+                self.discards = 0
                 return result
             COUNTERS["discarded"] += 1
+            self.discards += 1
+            where = entry.read_where[0] if entry.read_where else "?"
+            if self.discards >= _CHANGING_LIMIT:
+                return self._break("a value read from a tensor differs every call (the "
+                                   f"read at {where})", args, kwargs)
+            return self._trace(pre, gkey, args, kwargs, f"the value read at {where} changed")
         return self._trace(pre, gkey, args, kwargs)
 
     def _break(self, reason, args, kwargs):
@@ -243,17 +253,19 @@ class CompiledFunction:
         COUNTERS["eager"] += 1
         return self.fn(*args, **kwargs)
 
-    def _trace(self, pre, gkey, args, kwargs):
+    def _trace(self, pre, gkey, args, kwargs, reason=None):
+        if self.entries:
+            reason = reason or self._reason(args, kwargs)
         if self.entries and _STANCE[0] == "fail_on_recompile":
             raise RuntimeError(f"Detected recompile when torch.compile stance is "
-                               f"'fail_on_recompile'. {self._reason(args, kwargs)}")
+                               f"'fail_on_recompile'. {reason}")
         if self.compiles >= config.recompile_limit:
             raise FailOnRecompileLimitHit(
                 f"{self.compiles} recompilations of {_name(self.fn)} reached "
                 f"torch._dynamo.config.recompile_limit ({config.recompile_limit}); the last "
-                f"reason: {self._reason(args, kwargs)}")
+                f"reason: {reason}")
         if self.entries:
-            self.recompile_reasons.append(self._reason(args, kwargs))
+            self.recompile_reasons.append(reason)
         self._last = _heap.walk(_roots(self.fn, args, kwargs), paths=True), _ambient()
         storages = pre.storages
         values = [st.array for st in storages] + [_rng_key()]
@@ -585,6 +597,7 @@ def _entry(run, pre, post, rec, result, born, outs, values):
     e = _Entry()
     e.run, e.n_pre, e.compiled = run, len(pre.storages), True
     e.reads = [value for _, value in rec.reads]
+    e.read_where = rec.read_where
     e.steps = [(pre.ids[id(opt)], update.__func__) for opt, update in rec.steps]
     e.hyper_keys = [(kernel, key) for kernel, key, _ in rec.hypers]
     e.last_lifted, e.last_hvs = None, None

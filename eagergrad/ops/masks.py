@@ -13,7 +13,7 @@ from .. import _dtypes as D
 from .._cache import EXECUTABLES
 from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
-from .._mode import FWD
+from .._mode import COMPILING, FWD
 from ..tensor import _make
 from .pointwise import where
 from ._table import _forward_tangents, _record, defop, call_op
@@ -112,7 +112,10 @@ def _host_mask(t):
     if hit is not None and hit.ref() is arr:
         return hit
     if isinstance(arr, jax.core.Tracer):
-        raise NotImplementedError(_TRACED_MASK)
+        if COMPILING.rec is None:
+            raise NotImplementedError(_TRACED_MASK)
+        h = t._host("a boolean mask")  # (a compiled call's trace: read, then checked)
+        return _HostMask(None, h != 0 if h.dtype != np.bool_ else h)
     h = np.asarray(arr)  # (a view of the array's buffer, which it keeps alive: copied)
     h = h != 0 if h.dtype != np.bool_ else h.copy()
     hit = _HostMask(weakref.ref(arr, lambda r, key=key: _forget(r, key)), h)

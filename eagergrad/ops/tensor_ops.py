@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._mode import COMPILING
 from .. import _dtypes as D
 from .._shapes import broadcast_shape, wrap_dim as _wrap_dim
 from ..engine.grad_mode import STATE
@@ -913,7 +914,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 def _host_ints(t):
     """A concrete integer tensor's values (numpy), or None under a jax trace."""
     a = t._value
-    return None if isinstance(a, jax.core.Tracer) else np.asarray(a)
+    if isinstance(a, jax.core.Tracer):  # (a compiled call's trace: read, then checked)
+        return t._host("repeats") if COMPILING.rec is not None else None
+    return np.asarray(a)
 
 
 _TRACED_REPEATS = ("repeat_interleave with a tensor of repeats has a data-dependent shape and "
