@@ -2,7 +2,10 @@
 CrossEntropyLoss, gradient clipping and Adam, on a short built-in text.
 
 Weights come from numpy (seeded), so the script prints the same losses under real torch
-and under `python -m eagergrad run examples/char_lstm.py`."""
+and under `python -m eagergrad run examples/char_lstm.py`. With --compile the training step
+runs under torch.compile."""
+import argparse
+
 import numpy as np
 import torch
 from torch import nn
@@ -31,7 +34,18 @@ def numpy_init(model, seed):
             p.copy_(torch.from_numpy(rs.uniform(-0.2, 0.2, tuple(p.shape))))
 
 
-def main(steps=10, batch=8, seq=24):
+def train_step(model, criterion, optimizer, inputs, targets):
+    optimizer.zero_grad()
+    logits, _ = model(inputs)
+    loss = criterion(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    loss.backward()
+    norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss, norm
+
+
+def main(steps=10, batch=8, seq=24, compile=False):
+    train = torch.compile(train_step) if compile else train_step
     chars = sorted(set(TEXT))
     ids = torch.tensor([chars.index(c) for c in TEXT])
     model = CharLSTM(len(chars))
@@ -43,14 +57,11 @@ def main(steps=10, batch=8, seq=24):
         idx = torch.tensor(starts[step])[:, None] + torch.arange(seq + 1)
         chunk = ids[idx]
         inputs, targets = chunk[:, :-1], chunk[:, 1:]
-        optimizer.zero_grad()
-        logits, _ = model(inputs)
-        loss = criterion(logits.reshape(-1, len(chars)), targets.reshape(-1))
-        loss.backward()
-        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        loss, norm = train(model, criterion, optimizer, inputs, targets)
         print(f"step {step} loss {loss.item():.6f} grad_norm {norm.item():.6f}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compile", action="store_true", help="torch.compile the training step")
+    main(compile=parser.parse_args().compile)

@@ -2,7 +2,10 @@
 oriented stripe pattern plus noise): Conv2d, BatchNorm2d, ReLU, MaxPool2d, Linear, Adam.
 
 Weights and data come from numpy (seeded), so the script prints the same losses under
-real torch and under `python -m eagergrad run examples/cnn_batchnorm.py`."""
+real torch and under `python -m eagergrad run examples/cnn_batchnorm.py`. With --compile
+the training step runs under torch.compile."""
+import argparse
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -49,7 +52,16 @@ def make_data(n, seed, classes=4):
     return torch.tensor(x, dtype=torch.float32), torch.tensor(y)
 
 
-def main(steps=8, batch=32):
+def train_step(model, optimizer, xb, yb):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def main(steps=8, batch=32, compile=False):
+    train = torch.compile(train_step) if compile else train_step
     model = Net()
     numpy_init(model, 0)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -57,10 +69,7 @@ def main(steps=8, batch=32):
     for step in range(steps):
         xb, yb = x[step * batch:(step + 1) * batch], y[step * batch:(step + 1) * batch]
         model.train()
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        optimizer.step()
+        loss = train(model, optimizer, xb, yb)
         print(f"step {step} loss {loss.item():.6f}")
     model.eval()
     xt, yt = make_data(64, 2)
@@ -71,4 +80,6 @@ def main(steps=8, batch=32):
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compile", action="store_true", help="torch.compile the training step")
+    main(compile=parser.parse_args().compile)

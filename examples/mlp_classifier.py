@@ -2,7 +2,10 @@
 CrossEntropyLoss, SGD with momentum, a DataLoader over a TensorDataset.
 
 Weights and data come from numpy (seeded), so the script prints the same losses under
-real torch and under `python -m eagergrad run examples/mlp_classifier.py`."""
+real torch and under `python -m eagergrad run examples/mlp_classifier.py`. With --compile
+the training step runs under torch.compile."""
+import argparse
+
 import numpy as np
 import torch
 from torch import nn
@@ -26,7 +29,16 @@ def make_data(n=384, seed=0):
     return torch.tensor(x, dtype=torch.float32), torch.tensor(y)
 
 
-def main(epochs=4):
+def train_step(model, criterion, optimizer, xb, yb):
+    optimizer.zero_grad()
+    loss = criterion(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def main(epochs=4, compile=False):
+    train = torch.compile(train_step) if compile else train_step
     x, y = make_data()
     loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=False)
     model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(),
@@ -38,10 +50,7 @@ def main(epochs=4):
         model.train()
         total = 0.0
         for xb, yb in loader:
-            optimizer.zero_grad()
-            loss = criterion(model(xb), yb)
-            loss.backward()
-            optimizer.step()
+            loss = train(model, criterion, optimizer, xb, yb)
             total += loss.item() * len(yb)
         model.eval()
         with torch.no_grad():
@@ -50,4 +59,6 @@ def main(epochs=4):
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compile", action="store_true", help="torch.compile the training step")
+    main(compile=parser.parse_args().compile)

@@ -3,7 +3,9 @@
 output weights, AdamW with weight decay and a cosine learning-rate schedule.
 
 Weights come from numpy (seeded) and dropout is 0, so the script prints the same losses
-under real torch and under `python -m eagergrad run examples/tiny_gpt.py`."""
+under real torch and under `python -m eagergrad run examples/tiny_gpt.py`. With --compile
+the training step runs under torch.compile (the scheduler steps outside it)."""
+import argparse
 import math
 
 import numpy as np
@@ -60,7 +62,17 @@ def numpy_init(model, seed):
                                                tuple(p.shape))))
 
 
-def main(steps=10, batch=4, block=16):
+def train_step(model, optimizer, x, y):
+    logits = model(x)
+    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def main(steps=10, batch=4, block=16, compile=False):
+    train = torch.compile(train_step) if compile else train_step
     chars = sorted(set(TEXT))
     data = torch.tensor([chars.index(c) for c in TEXT])
     model = GPT(len(chars), block=block)
@@ -75,15 +87,13 @@ def main(steps=10, batch=4, block=16):
     for step in range(steps):
         idx = torch.tensor(starts[step])[:, None] + torch.arange(block + 1)
         x, y = data[idx[:, :-1]], data[idx[:, 1:]]
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        loss = train(model, optimizer, x, y)
         schedule.step()
         print(f"step {step} loss {loss.item():.6f} lr {schedule.get_last_lr()[0]:.6f}")
     print(f"perplexity {math.exp(loss.item()):.4f}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compile", action="store_true", help="torch.compile the training step")
+    main(compile=parser.parse_args().compile)

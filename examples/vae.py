@@ -3,7 +3,10 @@ log-variance, the reparameterization trick, Linear decoder, BCE-with-logits plus
 term, Adam.
 
 Weights, data and the reparameterization noise come from numpy (seeded), so the script
-prints the same losses under real torch and under `python -m eagergrad run examples/vae.py`."""
+prints the same losses under real torch and under `python -m eagergrad run examples/vae.py`.
+With --compile the training step runs under torch.compile."""
+import argparse
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -53,7 +56,17 @@ def loss_fn(recon, x, mu, logvar):
     return (bce + kl) / x.shape[0]
 
 
-def main(steps=12, batch=32):
+def train_step(model, optimizer, xb, eps):
+    optimizer.zero_grad()
+    recon, mu, logvar = model(xb, eps)
+    loss = loss_fn(recon, xb, mu, logvar)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def main(steps=12, batch=32, compile=False):
+    train = torch.compile(train_step) if compile else train_step
     model = VAE()
     numpy_init(model, 0)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -61,13 +74,11 @@ def main(steps=12, batch=32):
     noise = np.random.RandomState(2).randn(steps, batch, 4).astype(np.float32)
     for step in range(steps):
         xb = x[step * batch:(step + 1) * batch]
-        recon, mu, logvar = model(xb, torch.from_numpy(noise[step]))
-        loss = loss_fn(recon, xb, mu, logvar)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        loss = train(model, optimizer, xb, torch.from_numpy(noise[step]))
         print(f"step {step} loss {loss.item():.6f}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compile", action="store_true", help="torch.compile the training step")
+    main(compile=parser.parse_args().compile)

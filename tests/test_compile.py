@@ -1056,3 +1056,30 @@ def test_data_dependent_shapes_read_from_the_trace():
     e = dyn.explain(c)
     assert e.graph_break_count == 1 and "differs every call" in e.break_reasons[0], e
     assert "test_compile.py" in e.break_reasons[0]
+
+
+def test_batches_sliced_from_one_tensor_replay():
+    """A batch sliced from one dataset tensor (x[i*b:(i+1)*b]) at a new offset every call
+    replays one program (torch does not recompile for it either) with eager's values; a
+    call writing into such a view argument writes through to its base as eager does and
+    is a graph break."""
+    def f(xb):
+        return (xb * 2).sum()
+    c = eg.compile(f)
+    x = eg.arange(24.0).reshape(8, 3)
+    start = dict(dyn.COUNTERS)
+    for i in range(4):
+        assert c(x[2 * i:2 * i + 2]).item() == f(x[2 * i:2 * i + 2]).item()
+    assert dyn.COUNTERS["replayed"] - start["replayed"] == 3
+    assert dyn.explain(c).recompile_count == 0
+
+    def g(xb):
+        xb.mul_(2)
+        return xb.sum()
+    c = eg.compile(g)
+    x, want = eg.arange(24.0).reshape(8, 3), torch.arange(24.0).reshape(8, 3)
+    for i in range(4):
+        assert c(x[2 * i:2 * i + 2]).item() == g(want[2 * i:2 * i + 2]).item()
+    assert x.tolist() == want.tolist() and x._version == want._version
+    e = dyn.explain(c)
+    assert e.graph_break_count == 1 and "view" in e.break_reasons[0], e

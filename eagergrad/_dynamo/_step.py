@@ -224,7 +224,11 @@ class CompiledFunction:
             COUNTERS["eager"] += 1
             return fn(*args, **kwargs)
         try:
-            pre = _heap.walk(_roots(fn, args, kwargs))
+            args2, kwargs2, subs = _by_value(args, kwargs)
+            pre = _heap.walk(_roots(fn, args2, kwargs2))
+            if subs and any(id(o._storage) in pre.sids for o, _ in subs):
+                args2, kwargs2, subs = args, kwargs, ()  # (its base is reached too)
+                pre = _heap.walk(_roots(fn, args, kwargs))
         except _heap.TooLarge:
             return self._break(f"the call reaches more than {_heap.MAX_OBJECTS} objects",
                                args, kwargs)
@@ -242,8 +246,22 @@ class CompiledFunction:
             if self.discards >= _CHANGING_LIMIT:
                 return self._break("a value read from a tensor differs every call (the "
                                    f"read at {where})", args, kwargs)
-            return self._trace(pre, gkey, args, kwargs, f"the value read at {where} changed")
-        return self._trace(pre, gkey, args, kwargs)
+            reason = f"the value read at {where} changed"
+        else:
+            reason = None
+        try:
+            return self._trace(pre, gkey, args2, kwargs2, reason)
+        finally:
+            if subs and any(s._version_counter.version for _, s in subs):
+                # the call wrote into a view argument it was given by value: through to
+                # the view, and no replay (the program would write where the trace did)
+                for o, s in subs:
+                    if s._version_counter.version:
+                        o._write(s._value)
+                        o._version_counter.version += s._version_counter.version
+                self.entries.pop(gkey, None)
+                self.broken = "writes into an argument that is a view (not supported yet)"
+                self.breaks.append(self.broken)
 
     def _break(self, reason, args, kwargs):
         if self.fullgraph:
@@ -390,6 +408,26 @@ def _token(t):
 
 def _name(fn):
     return getattr(fn, "__qualname__", type(fn).__name__)
+
+
+def _by_value(args, kwargs):
+    """The arguments with each view that does not require grad (a batch sliced from a
+    dataset tensor) as a base tensor over its values: the program then takes the batch as
+    an input, and a batch at another offset replays it (torch does not recompile either).
+    (args, kwargs, [(view, its stand-in)])."""
+    if not any(isinstance(a, Tensor) and a._vchain is not None
+               for a in (*args, *kwargs.values())):
+        return args, kwargs, ()
+    subs = []
+
+    def sub(a):
+        if isinstance(a, Tensor) and a._vchain is not None and not a._requires_grad:
+            s = _make(a._value)
+            s.dtype = a.dtype
+            subs.append((a, s))
+            return s
+        return a
+    return tuple(map(sub, args)), {k: sub(v) for k, v in kwargs.items()}, subs
 
 
 def _has_tracer(args, kwargs):
