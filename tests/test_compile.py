@@ -1054,7 +1054,7 @@ def test_data_dependent_shapes_read_from_the_trace():
         assert got == want, (i, got, want)
     assert dyn.COUNTERS["replayed"] - start["replayed"] == 2  # (calls 2 and 3)
     e = dyn.explain(c)
-    assert e.graph_break_count == 1 and "differs every call" in e.break_reasons[0], e
+    assert e.graph_break_count == 1 and "changes every call" in e.break_reasons[0], e
     assert "test_compile.py" in e.break_reasons[0]
 
 

@@ -70,12 +70,7 @@ print("COMPILED " + json.dumps({
     "recompiles": [r for e in explained for r in e.recompile_reasons]}, default=str))
 """
 
-_DICT_GROUPS = ("param groups given as dicts are guarded by lr's value: the scheduler's "
-                "every step recompiles (torch recompiles once) and the 9th raises "
-                "FailOnRecompileLimitHit")
-COMPILED = ["mlp_classifier.py", "char_lstm.py", "cnn_batchnorm.py", "vae.py",
-            pytest.param("tiny_gpt.py", marks=pytest.mark.xfail(strict=True,
-                                                                reason=_DICT_GROUPS))]
+COMPILED = ["mlp_classifier.py", "char_lstm.py", "cnn_batchnorm.py", "vae.py", "tiny_gpt.py"]
 
 
 @pytest.mark.parametrize("script", COMPILED)

@@ -58,9 +58,10 @@ class Walk:
     `lifted` ((group dict, key) of the floats keyed by type only)."""
 
     __slots__ = ("key", "objs", "ids", "storages", "sids", "counters", "vids", "slots",
-                 "lifted", "paths", "_path", "_lift", "n_roots", "versions", "emit")
+                 "lifted", "paths", "_path", "_lift", "n_roots", "versions", "emit",
+                 "no_lift", "lifted_nums", "aliased")
 
-    def __init__(self, lift=True, paths=False):
+    def __init__(self, lift=True, paths=False, no_lift=frozenset()):
         self.key, self.objs, self.ids = [], [], {}
         self.storages, self.sids, self.counters, self.vids = [], {}, [], {}
         self.slots, self.lifted = [], []
@@ -68,6 +69,7 @@ class Walk:
         self._path = []
         self._lift = lift
         self.emit = self._emit_with_path if paths else self.key.append
+        self.no_lift, self.lifted_nums, self.aliased = no_lift, set(), set()
 
     # ---- tokens ------------------------------------------------------------------
     def _emit_with_path(self, token):
@@ -79,6 +81,8 @@ class Walk:
         n = self.ids.get(id(obj))
         if n is not None:
             self.emit(("@", n))
+            if n in self.lifted_nums:  # (a lifted group reached another way too)
+                self.aliased.add(id(obj))
             return n, False
         n = len(self.objs)
         if n >= MAX_OBJECTS:
@@ -216,14 +220,17 @@ class Walk:
             return
         self.emit((list, n, len(groups)))
         for g in groups:
-            if g.__class__ is not ParamGroup:  # (the user's own dict: keyed by value)
+            if (g.__class__ is not ParamGroup and g.__class__ is not dict) or \
+                    id(g) in self.no_lift:  # (reached elsewhere too: keyed by value)
                 self.visit(g)
                 continue
             gn, new = self.number(g)
             if not new:
+                self.aliased.add(id(g))
                 continue
+            self.lifted_nums.add(gn)
             self.emit((g.__class__, gn, len(g)))
-            for k, v in g.items():
+            for k, v in dict.items(g):
                 self.visit(k)
                 if v.__class__ is float or (v.__class__ is tuple and v and
                                             all(e.__class__ is float for e in v)):
@@ -382,10 +389,12 @@ def code_names(code):
     return tuple(sorted(names))
 
 
-def walk(roots, extra=(), lift=True, paths=False):
+def walk(roots, extra=(), lift=True, paths=False, no_lift=frozenset()):
     """The Walk of `roots` (a list of (name, object)), then of `extra` (the key's first
-    `n_roots` tokens are the roots' own); `versions` the counters' versions."""
-    w = Walk(lift, paths)
+    `n_roots` tokens are the roots' own); `versions` the counters' versions. A param
+    group reached through its optimizer and another way too is keyed by value (a walk
+    again)."""
+    w = Walk(lift, paths, no_lift)
     for i, (name, obj) in enumerate((*roots, *extra)):
         if i == len(roots):
             w.n_roots = len(w.key)
@@ -397,6 +406,8 @@ def walk(roots, extra=(), lift=True, paths=False):
             w._path.pop()
     if not extra:
         w.n_roots = len(w.key)
+    if w.aliased:
+        return walk(roots, extra, lift, paths, no_lift | w.aliased)
     w.key = tuple(w.key)
     w.versions = [vc.version for vc in w.counters]
     return w

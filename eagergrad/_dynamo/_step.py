@@ -56,6 +56,7 @@ from ..engine.grad_mode import no_grad
 from ..engine.graph import Node
 from ..engine.saved import _FREED, HOOKS
 from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
+from ..optim.optimizer import Optimizer, ParamGroup
 from ..tensor import _STOP_GRADIENT, Tensor, _make
 from . import _heap
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -107,6 +108,7 @@ class _Recorder:
         self.stepping = None
         self.hypers = []   # (kernel, its static key, the lifted vector) in order
         self.group_reads = {}  # id(param group) -> group, read outside an optimizer step
+        self.originals = {}  # id(stand-in ParamGroup) -> the user's dict (_swap_groups)
 
     def optimizer_step(self, opt, update):
         """An optimizer's step starts (opt) or ends (None)."""
@@ -125,6 +127,7 @@ class _Recorder:
         return hv
 
     def group_read(self, group):
+        group = self.originals.get(id(group), group)
         self.group_reads[id(group)] = group
 
     def writes(self, st):
@@ -159,6 +162,31 @@ def _host_rng():
     import random
     st = np.random.get_state(legacy=False)["state"]
     return hash(random.getstate()), st["pos"], np.asarray(st["key"]).tobytes()
+
+
+def _swap_groups(pre, rec):
+    """For the trace, each param group the user gave as a dict and the walk lifted
+    stands in the optimizer's list as a ParamGroup copy, which tells the recorder when
+    Python other than the step reads its floats (NOTE [lifted hyperparameters])."""
+    lifted = {id(g) for g, _ in pre.lifted}
+    swapped = []
+    for opt in pre.objs:
+        if isinstance(opt, Optimizer):
+            groups = opt.param_groups
+            for i, g in enumerate(groups):
+                if g.__class__ is dict and id(g) in lifted:
+                    stand_in = groups[i] = ParamGroup(g)
+                    rec.originals[id(stand_in)] = g
+                    swapped.append((groups, i, g, stand_in))
+    return swapped
+
+
+def _unswap_groups(swapped):
+    for groups, i, g, stand_in in swapped:
+        if dict(dict.items(stand_in)) != g:  # (the call changed the group: into the dict)
+            g.clear()
+            g.update(dict.items(stand_in))
+        groups[i] = g
 
 
 def _known(a):
@@ -226,8 +254,10 @@ class CompiledFunction:
         try:
             args2, kwargs2, subs = _by_value(args, kwargs)
             pre = _heap.walk(_roots(fn, args2, kwargs2))
-            if subs and any(id(o._storage) in pre.sids for o, _ in subs):
-                args2, kwargs2, subs = args, kwargs, ()  # (its base is reached too)
+            if subs and (any(id(o._storage) in pre.sids for o, _ in subs) or
+                         len({id(o._storage) for o, _ in subs}) < len(subs)):
+                # (its base is reached too, or two of them share one: aliasing matters)
+                args2, kwargs2, subs = args, kwargs, ()
                 pre = _heap.walk(_roots(fn, args, kwargs))
         except _heap.TooLarge:
             return self._break(f"the call reaches more than {_heap.MAX_OBJECTS} objects",
@@ -242,11 +272,9 @@ class CompiledFunction:
                 return result
             COUNTERS["discarded"] += 1
             self.discards += 1
-            where = entry.read_where[0] if entry.read_where else "?"
+            reason = result
             if self.discards >= _CHANGING_LIMIT:
-                return self._break("a value read from a tensor differs every call (the "
-                                   f"read at {where})", args, kwargs)
-            reason = f"the value read at {where} changed"
+                return self._break(f"changes every call: {reason}", args, kwargs)
         else:
             reason = None
         try:
@@ -297,6 +325,7 @@ class CompiledFunction:
             tr = _current_trace()
             rec = state["rec"] = _Recorder(self.fullgraph, tr.frame, values)
             host_rng = _host_rng()
+            swapped = _swap_groups(pre, rec)
             prev = COMPILING.enter(rec)
             old_profile = sys.getprofile()
             sys.setprofile(rec.profile)
@@ -305,10 +334,12 @@ class CompiledFunction:
             except BaseException:
                 sys.setprofile(old_profile)
                 COMPILING.leave(prev)
+                _unswap_groups(swapped)
                 _settle_after_error(storages, rec, _roots(self.fn, args, kwargs))
                 raise
             sys.setprofile(old_profile)
             COMPILING.leave(prev)
+            _unswap_groups(swapped)
             if _host_rng() != host_rng:
                 rec.breaks.append("draws from Python's or numpy's global random generator "
                                   "(a value a replay would repeat)")
@@ -734,7 +765,7 @@ def _replay(e, pre):
     for n, k, v in e.checks:
         w = dict.__getitem__(objs[n], k)
         if w.__class__ is not v.__class__ or w != v:
-            return False, None
+            return False, f"param group value {k!r} read by the function changed"
     if e.steps:
         # the vectors depend on the lifted floats only (everything else the optimizer's
         # Python reads is in the guard key): the last call's when those are unchanged
@@ -744,7 +775,7 @@ def _replay(e, pre):
         else:
             hvs = _dry_run(e, objs)
             if hvs is None:
-                return False, None
+                return False, "a flag an optimizer derives from its hyperparameters changed"
             e.last_lifted, e.last_hvs = lifted, hvs
     else:
         hvs = ()
@@ -756,7 +787,7 @@ def _replay(e, pre):
     for i, want in enumerate(e.reads):
         got = outs[base + i]
         if np.asarray(got).tobytes() != np.asarray(want).tobytes():
-            return False, None
+            return False, f"the value read at {e.read_where[i]} changed"
     for i in e.changed:
         st = storages[i]
         st.array = outs[i]
