@@ -77,13 +77,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                                       f"torch.autograd.gradcheck({name}=True) yet")
     # masked only changes how sparse inputs are differentiated: eagergrad has none
     try:
-        if check_backward_ad:
-            _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                       check_grad_dtypes, fast_mode)
-        if check_forward_ad:
-            tupled = _as_tuple(inputs)
-            _check_inputs(tupled)
-            _forward_gradcheck(func, tupled, eps, rtol, atol)
+        # node by node throughout: the check runs many backwards of a few structures
+        # once each or so, which the fused backward would compile for nothing
+        with node_by_node():
+            if check_backward_ad:
+                _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                           check_grad_dtypes, fast_mode)
+            if check_forward_ad:
+                tupled = _as_tuple(inputs)
+                _check_inputs(tupled)
+                _forward_gradcheck(func, tupled, eps, rtol, atol)
         return True
     except GradcheckError:
         if raise_exception:
@@ -166,12 +169,17 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     complex_out = [i for i, o in enumerate(outputs) if o.is_complex()]
     if any(o.is_complex() for o in _as_tuple(func_out)):
         imag_fn, real_fn = _parts(func, imag), _parts(func, real)
+        # slow mode: the central differences of func's complex outputs give both parts'
+        # (their real and imaginary parts, bit for bit): func runs half as often
+        raw = None if fast_mode else _raw_numerical_jacobian(func, tupled, eps)
         imag_out = imag_fn(*tupled)
         check(imag_fn, imag_out, tupled, _differentiable_outputs(imag_out), eps, rtol, atol,
-              check_grad_dtypes, nondet_tol, complex_out, True)
+              check_grad_dtypes, nondet_tol, complex_out, True,
+              **({} if raw is None else {"numerical": _part_jacobian(raw, np.imag)}))
         real_out = real_fn(*tupled)
         check(real_fn, real_out, tupled, _differentiable_outputs(real_out), eps, rtol, atol,
-              check_grad_dtypes, nondet_tol, complex_out, False)
+              check_grad_dtypes, nondet_tol, complex_out, False,
+              **({} if raw is None else {"numerical": _part_jacobian(raw, np.real)}))
     else:
         check(func, func_out, tupled, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol,
               None, False)
@@ -250,9 +258,10 @@ def _parts(fn, part):
 
 
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
-                    nondet_tol, complex_indices, test_imag):
+                    nondet_tol, complex_indices, test_imag, numerical=None):
     func_out = _as_tuple(func_out)
-    numerical = _numerical_jacobian(func, inputs, func_out, eps)  # [input][output]
+    if numerical is None:
+        numerical = _numerical_jacobian(func, inputs, func_out, eps)  # [input][output]
     if not outputs:
         for per_input in numerical:
             for jac in per_input:
@@ -290,23 +299,51 @@ def _numerical_jacobian(fn, inputs, outputs, eps):
     if any(o.is_complex() for o in outs):
         raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
                          "supports functions that return complex outputs.")
+    return _part_jacobian(_raw_numerical_jacobian(fn, inputs, eps), None)
+
+
+def _raw_numerical_jacobian(fn, inputs, eps):
+    """Per input requiring grad: (its dtype, per float/complex output of fn (complex ones
+    too) the (input.numel(), output.numel()) central differences along the real axis,
+    and for a complex input those along the imaginary axis, else None)."""
     result = []
     for _idx, inp in enumerate(inputs):
         if not (isinstance(inp, Tensor) and inp.requires_grad):
             continue
         data = inp.data
         cplx = inp.is_complex()
-        jacs = [np.zeros((inp.numel(), o.numel()), inp.dtype.np if cplx else o.dtype.np)
-                for o in outs]
+        dxs, dys = [], []
         args = list(inputs)  # the inputs themselves: fn may differentiate w.r.t. them
-        for d_idx, pos in enumerate(np.ndindex(*inp.shape)):
+        for pos in np.ndindex(*inp.shape):
             entry = data[pos] if pos else data
-            cols = _central_difference(fn, args, entry, eps)
+            dxs.append(_central_difference(fn, args, entry, eps))
             if cplx:
-                dy = _central_difference(fn, args, entry, eps * 1j)
-                cols = [dx + 1j * y for dx, y in zip(cols, dy)]
-            for jac, col in zip(jacs, cols):
-                jac[d_idx] = col
+                dys.append(_central_difference(fn, args, entry, eps * 1j))
+        if not dxs:  # (an empty input: (0, output.numel()) Jacobians)
+            dxs = [[np.zeros((0, v.size), v.dtype) for v in _values(fn(*args))]]
+            dys = dxs if cplx else []
+            stack = lambda rows, k: rows[0][k]
+        else:
+            stack = lambda rows, k: np.stack([r[k] for r in rows])
+        result.append((inp.dtype.np, [(stack(dxs, k), stack(dys, k) if cplx else None)
+                                      for k in range(len(dxs[0]))]))
+    return result
+
+
+def _part_jacobian(raw, part):
+    """_numerical_jacobian's [input][output] Jacobians from _raw_numerical_jacobian's
+    differences, of `part` (np.real / np.imag) of each complex output; part None: the
+    outputs are real. A complex input's is ds/dx + 1j ds/dy."""
+    result = []
+    for in_dtype, per_output in raw:
+        jacs = []
+        for dx, dy in per_output:
+            if part is not None and np.iscomplexobj(dx):
+                dx, dy = part(dx), None if dy is None else part(dy)
+            jac = dx if dy is None else dx + 1j * dy
+            if dy is not None:
+                jac = jac.astype(in_dtype)
+            jacs.append(jac)
         result.append(jacs)
     return result
 
@@ -323,7 +360,18 @@ def _central_difference(fn, args, entry, delta, norm=None):
     outb = _values(fn(*args))
     entry.copy_(orig)
     norm = abs(delta) if norm is None else norm
-    return [((b - a) / (2 * norm)).reshape(-1) for a, b in zip(outa, outb)]
+    return [_halved_difference(b - a, norm).reshape(-1) for a, b in zip(outa, outb)]
+
+
+def _halved_difference(d, norm):
+    """d / (2 norm), a complex d part by part (numpy's complex division would mix an
+    infinite part into the other as NaN): its parts are those of the parts' own."""
+    if not np.iscomplexobj(d):
+        return d / (2 * norm)
+    q = np.empty_like(d)
+    q.real = d.real / (2 * norm)
+    q.imag = d.imag / (2 * norm)
+    return q
 
 
 def _values(outs):
