@@ -364,10 +364,14 @@ class CompiledFunction:
         prog = _program(jaxpr, consts, lifted)
         if diff is not None:
             prog = _with_vjp(prog, len(lifted), *diff)
-        if why is None:
-            prog = jax.jit(prog)
+        # the traced call itself runs its program primitive by primitive (its kernels are
+        # compiled already); the entry's jitted program compiles on the first replay, once
+        # (compiled here, it would compile again there: the first call's arrays are not
+        # committed to a device, the outputs it writes back are)
         with jax.ensure_compile_time_eval():
             outs = prog(*lifted, *values)
+        if why is None:
+            prog = jax.jit(prog)
         if diff is not None:
             outs, vjp = outs
             _attach(diff, vjp, post.objs, pre.objs)
@@ -744,7 +748,10 @@ def _dry_run(e, objs):
         COMPILING.leave(prev)
     if [(k, key) for k, key, _ in dry.hypers] != e.hyper_keys:
         return None
-    return [hv for _, _, hv in dry.hypers]
+    # (on the device as in the trace: a numpy vector would be another jit signature, and
+    # a host-to-device copy every call)
+    with jax.ensure_compile_time_eval():
+        return [jax.device_put(hv) for _, _, hv in dry.hypers]
 
 
 def _rebuild(r, objs):
