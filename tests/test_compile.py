@@ -897,6 +897,7 @@ def _module_run(L, compile_model):
     return model, log
 
 
+@pytest.mark.slow
 def test_optimized_module():
     """torch.compile(module): an OptimizedModule whose state_dict keys are torch's
     ("_orig_mod." prefixed), its parameters the module's, training through it equal to
