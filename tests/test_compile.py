@@ -38,6 +38,15 @@ STEPS = 5
 RTOL, ATOL = 1e-12, 1e-13
 
 
+@pytest.fixture(autouse=True)
+def _check_written_guards():
+    """Every call a written guard lets through is checked against the full walk
+    (NOTE [written guards])."""
+    dyn._guard.CHECK[0] = True
+    yield
+    dyn._guard.CHECK[0] = False
+
+
 # ---- the harness -------------------------------------------------------------------------
 class Scenario(types.SimpleNamespace):
     """step (the function compiled), args(i) (the arguments of call i), modules,
@@ -721,6 +730,8 @@ def test_fast_path(name):
     if expect == "replay":
         assert counters["replayed"] >= STEPS - 2 and counters["eager"] == 0, \
             (counters, explain)
+        # every replay after the first went through the entry's written guard
+        assert counters["guarded"] >= counters["replayed"] - 1, counters
     elif expect == "any":
         assert sum(counters[k] for k in ("traced", "replayed", "eager")) == STEPS
     else:  # (replays, recompiles)

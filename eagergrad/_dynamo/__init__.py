@@ -160,7 +160,7 @@ def reset():
     """Forget every compiled program (torch._dynamo.reset / torch.compiler.reset)."""
     for c in _COMPILED:
         c.entries.clear()
-        c.broken, c.compiles = None, 0
+        c.broken, c.compiles, c.recent = None, 0, None
         c.recompile_reasons.clear()
         c.breaks.clear()
 

@@ -130,13 +130,10 @@ class Walk:
                 self.visit(x.func)
                 self.visit(x.args)
                 self.visit(x.keywords)
-        elif isinstance(x, np.ndarray):  # (by value: its bytes, a digest of large ones)
-            b = x.tobytes() if x.nbytes <= 1024 else \
-                hashlib.blake2b(np.ascontiguousarray(x).data).digest()
-            self.emit(("ndarray", x.shape, x.dtype.str, b))
+        elif isinstance(x, np.ndarray):  # (by value)
+            self.emit(("ndarray", x.shape, x.dtype.str, array_bytes(x)))
         elif isinstance(x, (np.random.Generator, np.random.RandomState)):  # (by state)
-            bg = x.bit_generator if isinstance(x, np.random.Generator) else x._bit_generator
-            self.emit(("nprng", id(x), repr(bg.state)))
+            self.emit(("nprng", id(x), rng_state(x)))
         elif cls is collections.deque:
             self.sequence(x, cls)
         elif isinstance(x, tuple):  # (a namedtuple, torch.Size)
@@ -318,6 +315,18 @@ class Walk:
                             self.visit(d[a])
                 if self.paths is not None:
                     self._path.pop()
+
+
+def array_bytes(x):
+    """A numpy array's value as a key: its bytes, a digest of large ones."""
+    return x.tobytes() if x.nbytes <= 1024 else \
+        hashlib.blake2b(np.ascontiguousarray(x).data).digest()
+
+
+def rng_state(x):
+    """A numpy random generator's state as a key."""
+    bg = x.bit_generator if isinstance(x, np.random.Generator) else x._bit_generator
+    return repr(bg.state)
 
 
 def _library_dirs():

@@ -58,13 +58,15 @@ from ..engine.saved import _FREED, HOOKS
 from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
 from ..optim.optimizer import Optimizer, ParamGroup
 from ..tensor import _STOP_GRADIENT, Tensor, _make
-from . import _heap
+from . import _guard, _heap
 from .exc import FailOnRecompileLimitHit, Unsupported
 
 _CHANGING_LIMIT = 3  # traced calls in a row changing the heap's shape: a graph break
 # what ran (tests count them): calls traced, entries compiled, replays, replays discarded
-# (a value read differed), calls run eagerly after a graph break
-COUNTERS = {"traced": 0, "compiled": 0, "replayed": 0, "discarded": 0, "eager": 0}
+# (a value read differed), calls run eagerly after a graph break, calls whose written
+# guard passed (NOTE [written guards])
+COUNTERS = {"traced": 0, "compiled": 0, "replayed": 0, "discarded": 0, "eager": 0,
+            "guarded": 0}
 
 
 class config:
@@ -221,7 +223,7 @@ class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
-                 "diff", "last_lifted", "last_hvs", "read_where")
+                 "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard")
 
 
 def _roots(fn, args, kwargs):
@@ -242,6 +244,7 @@ class CompiledFunction:
         self._last = None  # the walk (with paths) before the last traced call, for reasons
         self.changing = 0  # traced calls in a row that changed the heap's shape
         self.discards = 0  # replays in a row discarded (a value read differed)
+        self.recent = None  # the entry of the last call replayed or compiled
 
     def __call__(self, *args, **kwargs):
         fn = self.fn
@@ -251,30 +254,29 @@ class CompiledFunction:
         if self.broken is not None:
             COUNTERS["eager"] += 1
             return fn(*args, **kwargs)
-        try:
-            args2, kwargs2, subs = _by_value(args, kwargs)
-            pre = _heap.walk(_roots(fn, args2, kwargs2))
-            if subs and (any(id(o._storage) in pre.sids for o, _ in subs) or
-                         len({id(o._storage) for o, _ in subs}) < len(subs)):
-                # (its base is reached too, or two of them share one: aliasing matters)
-                args2, kwargs2, subs = args, kwargs, ()
-                pre = _heap.walk(_roots(fn, args, kwargs))
-        except _heap.TooLarge:
-            return self._break(f"the call reaches more than {_heap.MAX_OBJECTS} objects",
-                               args, kwargs)
-        gkey = (pre.key, _ambient())
-        entry = self.entries.get(gkey)
+        args2, kwargs2, subs = _by_value(args, kwargs)
+        entry, pre = self._guarded(args2, kwargs2, subs)
+        if entry is None:
+            try:
+                args2, kwargs2, subs, pre = _walk_call(fn, args, kwargs, args2, kwargs2, subs)
+            except _heap.TooLarge:
+                return self._break(f"the call reaches more than {_heap.MAX_OBJECTS} "
+                                   "objects", args, kwargs)
+            entry = self.entries.get((pre.key, _ambient()))
+        gkey = entry.gkey if entry is not None else (pre.key, _ambient())
         if entry is not None:
             done, result = _replay(entry, pre)
             if done:
                 COUNTERS["replayed"] += 1
-                self.discards = 0
+                self.discards, self.recent = 0, entry
                 return result
             COUNTERS["discarded"] += 1
             self.discards += 1
             reason = result
             if self.discards >= _CHANGING_LIMIT:
                 return self._break(f"changes every call: {reason}", args, kwargs)
+            if not isinstance(pre, _heap.Walk):  # (the trace needs the whole walk)
+                args2, kwargs2, subs, pre = _walk_call(fn, args, kwargs, args2, kwargs2, subs)
         else:
             reason = None
         try:
@@ -290,6 +292,27 @@ class CompiledFunction:
                 self.entries.pop(gkey, None)
                 self.broken = "writes into an argument that is a view (not supported yet)"
                 self.breaks.append(self.broken)
+
+    def _guarded(self, args, kwargs, subs):
+        """(entry, what its written guard saw) when the last entry's guard passes for
+        this call (NOTE [written guards]), else (None, None)."""
+        e = self.recent
+        if e is None or e.guard is None:
+            return None, None
+        seen = e.guard(args, kwargs, self.fn)
+        if seen is None or e.gkey[1] != _ambient():
+            return None, None
+        if subs:
+            sids = set(map(id, seen.storages))
+            if any(id(o._storage) in sids for o, _ in subs) or \
+                    len({id(o._storage) for o, _ in subs}) < len(subs):
+                return None, None
+        if _guard.CHECK[0]:
+            w = _heap.walk(_roots(self.fn, args, kwargs))
+            assert w.key == e.gkey[0] and _guard.agrees(seen, w), \
+                "a written guard passed where the walk differs"
+        COUNTERS["guarded"] += 1
+        return e, seen
 
     def _break(self, reason, args, kwargs):
         if self.fullgraph:
@@ -390,7 +413,9 @@ class CompiledFunction:
             self.compiles += 1
             COUNTERS["compiled"] += 1
             e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
-            e.diff = diff
+            e.diff, e.gkey = diff, gkey
+            e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
+            self.recent = e
         elif why[0] == "break":
             self.broken = why[1]
             self.breaks.append(why[1])
@@ -463,6 +488,34 @@ def _by_value(args, kwargs):
             return s
         return a
     return tuple(map(sub, args)), {k: sub(v) for k, v in kwargs.items()}, subs
+
+
+def _walk_call(fn, args, kwargs, args2, kwargs2, subs):
+    """The walk of a call (args2, kwargs2: the arguments with views by value, subs the
+    views); with the arguments as given when a view by value aliases what else the walk
+    reaches. (args, kwargs, subs, walk)."""
+    pre = _heap.walk(_roots(fn, args2, kwargs2))
+    if subs and (any(id(o._storage) in pre.sids for o, _ in subs) or
+                 len({id(o._storage) for o, _ in subs}) < len(subs)):
+        # (its base is reached too, or two of them share one: aliasing matters)
+        return args, kwargs, (), _heap.walk(_roots(fn, args, kwargs))
+    return args2, kwargs2, subs, pre
+
+
+def _written_guard(roots, pre):
+    """The written guard of an entry traced from the walk `pre` (NOTE [written guards]),
+    checked against the walk of the heap it was written from; None when it cannot be."""
+    guard = _guard.write(roots, pre.no_lift)
+    if guard is None:
+        return None
+    try:
+        now = _heap.walk(roots)
+    except _heap.TooLarge:
+        return None
+    seen = guard(*[obj for _, obj in roots])
+    if seen is None or now.key != pre.key or not _guard.agrees(seen, now):
+        return None
+    return guard
 
 
 def _has_tracer(args, kwargs):
