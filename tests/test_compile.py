@@ -1095,3 +1095,48 @@ def test_batches_sliced_from_one_tensor_replay():
     assert x.tolist() == want.tolist() and x._version == want._version
     e = dyn.explain(c)
     assert e.graph_break_count == 1 and "view" in e.break_reasons[0], e
+
+
+def test_donated_state_and_arrays_held_elsewhere():
+    """A replay donates the state it writes back (NOTE [donated state]): a parameter's new
+    array is written where its old one was when only its storage held that; what else shares a
+    parameter's array (another storage over it, a clone, a numpy view, a tensor made from
+    the numpy view) keeps its values, and every call's parameters equal eager's."""
+    def make():
+        eg.manual_seed(0)
+        m = eg.nn.Linear(3, 2, dtype=eg.float64)
+        opt = eg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        x = eg.tensor(np.random.RandomState(0).randn(4, 3))
+
+        def step():
+            opt.zero_grad()
+            loss = m(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return m, step
+    m, step = make()
+    me, eager = make()
+    c = eg.compile(step)
+    start = dict(dyn.COUNTERS)
+    held = []
+    for i in range(6):
+        ptr = m.weight._storage.array.unsafe_buffer_pointer()
+        if i == 3:
+            # (_fresh_copy: another storage over the same array, as AccumulateGrad makes)
+            held = [m.weight.detach()._fresh_copy(), m.bias.detach()._fresh_copy(),
+                    m.weight.clone(), m.weight.detach().numpy(),
+                    eg.from_numpy(m.bias.detach().numpy())]
+            assert held[0]._storage.array is m.weight._storage.array
+            want = [np.array(np.asarray(h.detach() if isinstance(h, eg.Tensor) else h))
+                    for h in held]
+        loss, want_loss = c(), eager()
+        assert np.isclose(loss.item(), want_loss.item(), rtol=RTOL, atol=ATOL)
+        for p, q in zip(m.parameters(), me.parameters()):
+            assert np.allclose(p.detach().numpy(), q.detach().numpy(), rtol=RTOL, atol=ATOL)
+        if i >= 3:  # (replays: held elsewhere, a copy is donated; else the array itself)
+            assert (m.weight._storage.array.unsafe_buffer_pointer() == ptr) == (i > 3)
+    assert dyn.COUNTERS["replayed"] - start["replayed"] >= 3
+    assert c._compiled.recent.donate
+    for h, w in zip(held, want):
+        assert np.array_equal(np.asarray(h.detach() if isinstance(h, eg.Tensor) else h), w)

@@ -28,6 +28,15 @@ NOTE [compiled calls]: a call of a compiled function
 Guards never go stale: what the walk does not key is not seen by the program either
 (an unreached tensor read is refused, point 3).
 
+NOTE [donated state]: a replay's program writes new arrays for the state it changes
+(parameters, optimizer state, buffers), and the old arrays are dead once written back, so
+the entry's program donates them (XLA updates them in place instead of allocating and
+copying). Arrays are immutable and shared freely in eagergrad (a clone, a detach's copy, a
+numpy view of a parameter hold the same array), so a replay donates an array only when the
+storage is all that holds it (its reference count): otherwise the program gets a copy.
+Entries that read values (a replay may be discarded and the call traced from the state)
+or keep their inputs for a vjp (NOTE [compiled forward]) donate nothing.
+
 NOTE [lifted hyperparameters]: a scheduler changing lr every step must not recompile. The
 floats of the param groups an optimizer made (optim/optimizer.py ParamGroup) are keyed by
 type only (_heap.py), and every optimizer kernel's hyperparameter vector built inside an
@@ -223,7 +232,7 @@ class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
-                 "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard")
+                 "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate")
 
 
 def _roots(fn, args, kwargs):
@@ -393,8 +402,14 @@ class CompiledFunction:
         # committed to a device, the outputs it writes back are)
         with jax.ensure_compile_time_eval():
             outs = prog(*lifted, *values)
+        donate = ()
         if why is None:
-            prog = jax.jit(prog)
+            # the state a replay writes back is donated (NOTE [donated state]): not when
+            # a replay may be discarded (a value read) or keeps the inputs (a vjp's)
+            if not rec.reads and diff is None:
+                donate = tuple(i for i, (v, o) in enumerate(zip(values[:len(storages)], outs))
+                               if o is not v)
+            prog = jax.jit(prog, donate_argnums=tuple(len(lifted) + i for i in donate))
         if diff is not None:
             outs, vjp = outs
             _attach(diff, vjp, post.objs, pre.objs)
@@ -413,7 +428,7 @@ class CompiledFunction:
             self.compiles += 1
             COUNTERS["compiled"] += 1
             e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
-            e.diff, e.gkey = diff, gkey
+            e.diff, e.gkey, e.donate = diff, gkey, donate
             e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
             self.recent = e
         elif why[0] == "break":
@@ -840,7 +855,12 @@ def _replay(e, pre):
     else:
         hvs = ()
     storages = pre.storages
-    outs = e.run(*hvs, *[st.array for st in storages], _rng_key())
+    arrays = [st.array for st in storages]
+    for i in e.donate:
+        if sys.getrefcount(arrays[i]) > 3:  # (held elsewhere too: the program gets a copy)
+            arrays[i] = jnp.array(arrays[i], copy=True)
+    outs = e.run(*hvs, *arrays, _rng_key())
+    del arrays
     if e.diff is not None:
         outs, vjp = outs
     base = e.rng + 1
