@@ -24,6 +24,7 @@ corpus: the four above stand next to #94777 and #139789 in their place.)
 """
 import functools
 import inspect
+import sys
 import types
 
 import numpy as np
@@ -1140,3 +1141,106 @@ def test_donated_state_and_arrays_held_elsewhere():
     assert c._compiled.recent.donate
     for h, w in zip(held, want):
         assert np.array_equal(np.asarray(h.detach() if isinstance(h, eg.Tensor) else h), w)
+
+
+def _count_runs(code):
+    """A sys.settrace hook counting the frames of `code` (the body of a compiled function:
+    counted without a side effect the walk could see)."""
+    runs = [0]
+
+    def tracer(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            runs[0] += 1
+        return None
+    return runs, tracer
+
+
+def test_body_runs_once_per_trace_never_on_replay():
+    """The user's Python runs exactly when a call is traced (or run eagerly), never on a
+    replay: counted by a trace hook, with every call's values equal to torch's."""
+    def make(L):
+        rs = np.random.RandomState(3)
+        m = linear(L, rs, 3, 2)
+        opt = L.optim.Adam(m.parameters(), lr=0.05)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).tanh().sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return m, step
+    xs = [np.random.RandomState(i).randn(4, 3) for i in range(6)]
+    tm, tstep = make(torch)
+    m, step = make(eg)
+    c = eg.compile(step)
+    runs, tracer = _count_runs(step.__code__)
+    start = dict(dyn.COUNTERS)
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        got = [c(eg.tensor(x)).item() for x in xs]
+    finally:
+        sys.settrace(old)
+    want = [tstep(torch.tensor(x)).item() for x in xs]
+    assert np.allclose(got, want, rtol=1e-12)
+    moved = {k: dyn.COUNTERS[k] - start[k] for k in start}
+    assert moved["replayed"] >= 3 and moved["eager"] == 0, moved
+    assert runs[0] == moved["traced"] == len(xs) - moved["replayed"], (runs, moved)
+    assert np.allclose(m.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-12)
+
+
+def test_python_side_effect_happens_every_call():
+    """A Python side effect in the body (a list append) happens once per call, as in
+    eager and torch.compile (which replays it): the body runs every call (the heap it
+    changes makes it a graph break after a few traces), the log is eager's."""
+    def make(L):
+        log = []
+        w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+
+        def step(x):
+            y = (w * x).sum()
+            log.append(len(log))
+            return y * len(log)
+        return log, step
+    tlog, tstep = make(torch)
+    log, step = make(eg)
+    c = eg.compile(step)
+    runs, tracer = _count_runs(step.__code__)
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        got = [c(eg.tensor([float(i), 1.0], dtype=eg.float64)).item() for i in range(5)]
+    finally:
+        sys.settrace(old)
+    want = [tstep(torch.tensor([float(i), 1.0], dtype=torch.float64)).item() for i in range(5)]
+    assert got == want and log == tlog == [0, 1, 2, 3, 4]
+    assert runs[0] == 5
+
+
+def test_default_dtype_flip_recompiles_once_and_returns():
+    """The default dtype is guarded: flipping it between calls recompiles once (the reason
+    names it), the tensors the body makes take the new default as eagerly (torch's
+    values and dtypes), and flipping back replays the first program."""
+    def step(L, x):
+        return (x + L.ones(3)).mean() * L.tensor(0.1), L.zeros(2).dtype
+
+    c = eg.compile(functools.partial(step, eg))
+    plan = [None, None, None, eg.float64, eg.float64, None, None]
+    start = dict(dyn.COUNTERS)
+    try:
+        for dt in plan:
+            eg.set_default_dtype(dt or eg.float32)
+            torch.set_default_dtype({None: torch.float32, eg.float64: torch.float64}[dt])
+            x = np.arange(3.0)
+            (v, d), (tv, td) = c(eg.tensor(x)), step(torch, torch.tensor(x))
+            assert str(d).replace("eagergrad", "torch") == str(td)
+            assert str(v.dtype).replace("eagergrad", "torch") == str(tv.dtype)
+            assert np.isclose(v.item(), tv.item(), rtol=1e-6)
+    finally:
+        eg.set_default_dtype(eg.float32)
+        torch.set_default_dtype(torch.float32)
+    e = dyn.explain(c)
+    assert e.recompile_count == 1 and "default dtype" in e.recompile_reasons[0], e
+    moved = {k: dyn.COUNTERS[k] - start[k] for k in start}
+    assert moved["traced"] == 2 and moved["replayed"] == 5, moved
