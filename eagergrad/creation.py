@@ -174,7 +174,7 @@ def _filled(fill, size, dtype, device, requires_grad):
     dt = _dt(dtype)
     device = _dev(device)
     key = ("full", size, type(fill), keyed(fill), dt, device)
-    arr = _consts.get(key)
+    arr = _consts.get(key) if not COMPILING.n else None
     if arr is None:
         # (a constant under a jax trace too: a torch.func transform's trace sees every
         # tensor a factory makes start from a concrete value, cached or not)
@@ -215,13 +215,15 @@ def _put(arr, device):
 # Small constants (the implicit ones of backward(), x[arange(n), y]'s arange, zeros for
 # a buffer) are rebuilt every step; a jax array is immutable, so tensors may share one
 # (each still gets its own Storage). This skips jnp's un-jitted creation path (~30 us)
-# and, for an index, the wait for its values behind queued work in the bounds check.
+# and, for an index, the wait for its values behind queued work in the bounds check. Not
+# while a compiled call is traced: its constants must be its own (an array another tensor
+# holds is a tensor the call read, _dynamo/_step.py).
 _consts = {}
 _CONST_MAX = 1 << 14
 
 
 def _const(key, arr, numel):
-    if numel <= _CONST_MAX and not isinstance(arr, jax.core.Tracer):
+    if numel <= _CONST_MAX and not isinstance(arr, jax.core.Tracer) and not COMPILING.n:
         if len(_consts) >= 64:
             _consts.clear()
         _consts[key] = arr
@@ -319,7 +321,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise NotImplementedError("eagergrad does not implement torch.arange(out=...) yet")
     device = _dev(device)
     key = ("arange", *((type(v), v) for v in vals), dt, device)
-    arr = _consts.get(key)
+    arr = _consts.get(key) if not COMPILING.n else None
     if arr is None:
         if dt.is_differentiable:
             host = start + step * np.arange(n, dtype=np.float64)
