@@ -140,12 +140,17 @@ ANOMALY = _Anomaly()
 
 class _CompilingThread(threading.local):
     rec = None
+    split = None
 
 
 class _Compiling:
     """n: how many threads trace a compiled call now (the one check the hot paths make);
-    tl.rec: this thread's recorder (_dynamo/_step.py _Recorder), None when not tracing."""
+    tl.rec: this thread's recorder (_dynamo/_step.py _Recorder), None when not tracing.
+    splits: how many threads run a compiled function split at a graph break now; tl.split
+    that function in this thread (the modules and optimizers it calls run as compiled
+    pieces, _dynamo/_step.py NOTE [split calls])."""
     n = 0
+    splits = 0
     _lock = threading.Lock()
 
     def __init__(self):
@@ -166,6 +171,26 @@ class _Compiling:
     @property
     def rec(self):
         return self.tl.rec if self.n else None
+
+    def split_enter(self, fn):
+        prev = self.tl.split
+        self.tl.split = fn
+        with self._lock:
+            self.splits += 1
+        return prev
+
+    def split_leave(self, prev):
+        self.tl.split = prev
+        with self._lock:
+            self.splits -= 1
+
+    def piece(self, obj, call):
+        """The compiled piece to run for obj (a module, an optimizer) called (through
+        `call`) by a split function in this thread, or None."""
+        tl = self.tl
+        if tl.split is None or tl.rec is not None:
+            return None
+        return tl.split.piece(obj, call)
 
 
 COMPILING = _Compiling()

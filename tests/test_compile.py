@@ -733,8 +733,8 @@ def test_fast_path(name):
             (counters, explain)
         # every replay after the first went through the entry's written guard
         assert counters["guarded"] >= counters["replayed"] - 1, counters
-    elif expect == "any":
-        assert sum(counters[k] for k in ("traced", "replayed", "eager")) == STEPS
+    elif expect == "any":  # (a split function's pieces count their own calls too)
+        assert sum(counters[k] for k in ("traced", "replayed", "eager")) >= STEPS
     else:  # (replays, recompiles)
         replays, recompiles = expect
         assert counters["replayed"] >= replays and counters["eager"] == 0, \
@@ -1226,6 +1226,7 @@ def test_default_dtype_flip_recompiles_once_and_returns():
         return (x + L.ones(3)).mean() * L.tensor(0.1), L.zeros(2).dtype
 
     c = eg.compile(functools.partial(step, eg))
+    held = eg.ones(3)  # (holds the array factories cache: the body's ones(3) is not a read)
     plan = [None, None, None, eg.float64, eg.float64, None, None]
     start = dict(dyn.COUNTERS)
     try:
@@ -1244,3 +1245,50 @@ def test_default_dtype_flip_recompiles_once_and_returns():
     assert e.recompile_count == 1 and "default dtype" in e.recompile_reasons[0], e
     moved = {k: dyn.COUNTERS[k] - start[k] for k in start}
     assert moved["traced"] == 2 and moved["replayed"] == 5, moved
+    assert held.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_graph_break_splits_into_compiled_pieces(capsys):
+    """A training step with a graph break (print of the loss) runs split (NOTE [split
+    calls]): the model's forward, the loss module and the optimizer step are compiled
+    pieces that replay, the print and backward() run eagerly; every call prints once and
+    the losses and parameters are torch's at every step."""
+    def make(L):
+        rs = np.random.RandomState(5)
+        m = L.nn.Sequential(linear(L, rs, 3, 4), L.nn.Tanh(), linear(L, rs, 4, 2))
+        crit = L.nn.MSELoss()
+        opt = L.optim.Adam(m.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = crit(m(x), y)
+            print("loss", loss)
+            loss.backward()
+            opt.step()
+            return loss
+        return m, step
+    rs = np.random.RandomState(0)
+    batches = [(rs.randn(4, 3), rs.randn(4, 2)) for _ in range(7)]
+    tm, tstep = make(torch)
+    want = [tstep(torch.tensor(x), torch.tensor(y)).item() for x, y in batches]
+    want_params = [p.detach().numpy() for p in tm.parameters()]
+    capsys.readouterr()
+    dyn.reset()
+    m, step = make(eg)
+    c = eg.compile(step)
+    start = dict(dyn.COUNTERS)
+    got = [c(eg.tensor(x), eg.tensor(y)).item() for x, y in batches]
+    printed = [float(line.split("tensor(")[1].split(",")[0])
+               for line in capsys.readouterr().out.splitlines()]
+    assert np.allclose(got, want, rtol=1e-12) and len(printed) == len(batches)
+    assert np.allclose(printed, want, rtol=1e-4)  # (as printed: 4 decimals)
+    for p, w in zip(m.parameters(), want_params):
+        assert np.allclose(p.detach().numpy(), w, rtol=1e-12, atol=1e-13)
+    e = dyn.explain(c)
+    assert e.graph_break_count == 1 and "print" in e.break_reasons[0], e
+    pieces = {type(o).__name__: p for o, p in c._compiled.pieces.values()}
+    assert sorted(pieces) == ["Adam", "MSELoss", "Sequential"], pieces
+    assert e.graph_count == 3 and all(p.broken is None for p in pieces.values()), e
+    moved = {k: dyn.COUNTERS[k] - start[k] for k in start}
+    # (call 1 traced whole; from call 2 each piece traces once, then replays)
+    assert moved["replayed"] == 3 * (len(batches) - 2), moved

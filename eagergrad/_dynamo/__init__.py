@@ -124,7 +124,7 @@ class ExplainOutput:
     break_reasons, recompile_reasons, and calls (traced, replayed, run eagerly)."""
 
     def __init__(self, c):
-        self.graph_count = c.compiles
+        self.graph_count = c.compiles + sum(p.compiles for _, p in c.pieces.values())
         self.graph_break_count = len(c.breaks)
         self.break_reasons = list(c.breaks)
         self.recompile_reasons = list(c.recompile_reasons)
@@ -161,6 +161,7 @@ def reset():
     for c in _COMPILED:
         c.entries.clear()
         c.broken, c.compiles, c.recent = None, 0, None
+        c.pieces.clear()
         c.recompile_reasons.clear()
         c.breaks.clear()
 

@@ -23,10 +23,21 @@ NOTE [compiled calls]: a call of a compiled function
    fullgraph). A first call that makes state (optimizer state, .grad) is not an entry:
    its program runs once primitive by primitive and the next call traces again; that is
    not a recompile. A call that is not replayable for another reason is a graph break:
-   the function runs eagerly from then on (fullgraph=True raises Unsupported instead),
-   and explain() names the reason and the line.
+   the function runs eagerly from then on, split into compiled pieces (NOTE [split
+   calls]; fullgraph=True raises Unsupported instead), and explain() names the reason and
+   the line.
 Guards never go stale: what the walk does not key is not seen by the program either
 (an unreached tensor read is refused, point 3).
+
+NOTE [split calls]: there is no bytecode interpreter to resume a trace after a graph
+break, so a function with a break runs eagerly from then on, split: while it runs, each
+module it calls (Module.__call__) and each optimizer step it takes (a step without a
+closure) is a compiled piece of its own, a CompiledFunction per object cached on the
+function, with its own guards, entries and breaks; a module's forward differentiated by the
+eager code around it gets one node (NOTE [compiled forward]). A piece runs what it calls
+whole (no pieces inside pieces). So `print(loss)` in a training step leaves the model's
+forward, the loss module and the optimizer step compiled, and the step's own Python
+(the print, the backward call) eager; explain() counts the pieces' programs as graphs.
 
 NOTE [donated state]: a replay's program writes new arrays for the state it changes
 (parameters, optimizer state, buffers), and the old arrays are dead once written back, so
@@ -254,15 +265,27 @@ class CompiledFunction:
         self.changing = 0  # traced calls in a row that changed the heap's shape
         self.discards = 0  # replays in a row discarded (a value read differed)
         self.recent = None  # the entry of the last call replayed or compiled
+        self.pieces = {}  # id(object) -> (object, its compiled piece) (NOTE [split calls])
+        self.piece_of = None  # the split function this is a piece of
 
     def __call__(self, *args, **kwargs):
         fn = self.fn
         if _STANCE[0] == "force_eager" or FUNC.levels or FUNC.capture is not None or \
                 COMPILING.rec is not None or _has_tracer(args, kwargs):
             return fn(*args, **kwargs)
+        if self.piece_of is not None:  # (a piece runs its modules whole, NOTE [split calls])
+            tl = COMPILING.tl
+            prev, tl.split = tl.split, None
+            try:
+                return self._call(fn, args, kwargs)
+            finally:
+                tl.split = prev
+        return self._call(fn, args, kwargs)
+
+    def _call(self, fn, args, kwargs):
         if self.broken is not None:
             COUNTERS["eager"] += 1
-            return fn(*args, **kwargs)
+            return self._split(args, kwargs)
         args2, kwargs2, subs = _by_value(args, kwargs)
         entry, pre = self._guarded(args2, kwargs2, subs)
         if entry is None:
@@ -329,7 +352,27 @@ class CompiledFunction:
         self.broken = reason
         self.breaks.append(reason)
         COUNTERS["eager"] += 1
-        return self.fn(*args, **kwargs)
+        return self._split(args, kwargs)
+
+    def _split(self, args, kwargs):
+        """Run the function eagerly, split (NOTE [split calls]): the modules and
+        optimizers it calls run as compiled pieces."""
+        if self.piece_of is not None:
+            return self.fn(*args, **kwargs)
+        prev = COMPILING.split_enter(self)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            COMPILING.split_leave(prev)
+
+    def piece(self, obj, call):
+        """The compiled piece of obj (called through `call`) for this split function."""
+        got = self.pieces.get(id(obj))
+        if got is None or got[0] is not obj:
+            c = CompiledFunction(call, dynamic=self.dynamic)
+            c.piece_of = self
+            got = self.pieces[id(obj)] = (obj, c)
+        return got[1]
 
     def _trace(self, pre, gkey, args, kwargs, reason=None):
         if self.entries:

@@ -182,6 +182,10 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self = args[0]
+            if COMPILING.splits and len(args) == 1 and not kwargs:
+                piece = COMPILING.piece(self, self.step)
+                if piece is not None:
+                    return piece()
             for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                                   self._optimizer_step_pre_hooks.values()):
                 result = pre_hook(self, args, kwargs)

@@ -13,6 +13,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _dtypes as D
+from ..._mode import COMPILING
 from ...device import device as _device
 from ...engine.grad_mode import STATE as _GRAD_STATE
 from ...engine.grad_mode import no_grad
@@ -988,6 +989,10 @@ class Module:
                      "register_full_backward_hook to get the documented behavior.")
 
     def _call_impl(self, *args, **kwargs):
+        if COMPILING.splits:
+            piece = COMPILING.piece(self, self._call_impl)
+            if piece is not None:
+                return piece(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or
                 self._backward_pre_hooks or _global_backward_hooks or
                 _global_backward_pre_hooks):
