@@ -334,11 +334,8 @@ class CompiledFunction:
         seen = e.guard(args, kwargs, self.fn)
         if seen is None or e.gkey[1] != _ambient():
             return None, None
-        if subs:
-            sids = set(map(id, seen.storages))
-            if any(id(o._storage) in sids for o, _ in subs) or \
-                    len({id(o._storage) for o, _ in subs}) < len(subs):
-                return None, None
+        if subs and _aliased(subs, set(map(id, seen.storages))):
+            return None, None
         if _guard.CHECK[0]:
             w = _heap.walk(_roots(self.fn, args, kwargs))
             assert w.key == e.gkey[0] and _guard.agrees(seen, w), \
@@ -553,11 +550,16 @@ def _walk_call(fn, args, kwargs, args2, kwargs2, subs):
     views); with the arguments as given when a view by value aliases what else the walk
     reaches. (args, kwargs, subs, walk)."""
     pre = _heap.walk(_roots(fn, args2, kwargs2))
-    if subs and (any(id(o._storage) in pre.sids for o, _ in subs) or
-                 len({id(o._storage) for o, _ in subs}) < len(subs)):
-        # (its base is reached too, or two of them share one: aliasing matters)
+    if subs and _aliased(subs, pre.sids):
         return args, kwargs, (), _heap.walk(_roots(fn, args, kwargs))
     return args2, kwargs2, subs, pre
+
+
+def _aliased(subs, sids):
+    """Whether a view given by value aliases what else the call reaches (its base's
+    storage is among `sids`, or two of them share one): then it is walked as given."""
+    return any(id(o._storage) in sids for o, _ in subs) or \
+        len({id(o._storage) for o, _ in subs}) < len(subs)
 
 
 def _written_guard(roots, pre):
