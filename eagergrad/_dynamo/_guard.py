@@ -95,7 +95,8 @@ class _Writer:
         """Like Walk.number: True when obj is reached for the first time."""
         n = self.ids.get(id(obj))
         if n is not None:
-            self.check(f"{var} is not {self.objs[n]}")
+            if var != self.objs[n]:  # (a constant: a class met again is itself)
+                self.check(f"{var} is not {self.objs[n]}")
             return False
         self.ids[id(obj)] = len(self.objs)
         self.objs.append(var)
@@ -351,6 +352,26 @@ class _Refuse(Exception):
     """The heap has something the writer does not follow: no written guard."""
 
 
+def _merged(lines, most=12):
+    """Consecutive checks as one `if a or b or ...: return` (fewer statements to run)."""
+    out, conds = [], []
+
+    def flush():
+        if conds:
+            out.append("if " + " or ".join(f"({c})" for c in conds) + ": return")
+            conds.clear()
+    for line in lines:
+        if line.startswith("if ") and line.endswith(": return"):
+            conds.append(line[3:-len(": return")])
+            if len(conds) == most:
+                flush()
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return out
+
+
 _GLOBALS = {"array_bytes": _heap.array_bytes, "rng_state": _heap.rng_state,
             "METHODS": _heap._METHODS, "UNSET": _heap._UNSET, "no_cell": _no_cell,
             "dict_items": dict.items, "Seen": Seen}
@@ -367,7 +388,7 @@ def write(roots, no_lift=frozenset()):
             w.visit(obj, params[-1])
     except (_Refuse, _heap.TooLarge, RecursionError):
         return None
-    body = w.lines + [
+    body = _merged(w.lines) + [
         f"objs = [{', '.join(w.objs)}]",
         f"storages = [{', '.join(w.storages)}]",
         f"counters = [{', '.join(w.counters)}]",
