@@ -981,8 +981,10 @@ def test_set_stance_fail_on_recompile_compiler():
 
 def test_tensor_out_of_reach_is_a_graph_break():
     """A tensor the call reads through a module attribute (the walk does not follow
-    modules) and that changes between calls: a graph break with its reason, and eager's
-    values every call, never the first call's value baked in; a view of it too."""
+    modules) and that changes between calls: eager's values every call, never the first
+    call's value baked in (a replay checks the tensor still holds the array the program
+    has; changed, the call is traced again, and changed every call, a graph break with its
+    reason); a view of it too."""
     import sys
     import types
     holder = types.ModuleType("_compile_test_holder")
@@ -996,13 +998,23 @@ def test_tensor_out_of_reach_is_a_graph_break():
                 return x * holder.W
             c = eg.compile(f)
             got, want = [], []
-            for _ in range(3):
+            for _ in range(5):
                 got.append(c(eg.ones(3)).tolist())
                 want.append(f(eg.ones(3)).tolist())  # (f is pure: eager's value now)
                 base.add_(1)
             assert got == want and want[0] != want[1], (got, want)
             e = dyn.explain(c)
             assert e.graph_break_count == 1 and "cannot reach" in e.break_reasons[0], e
+        # one that does not change (or a cached constant another tensor shares): replays
+        holder.V = eg.full((3,), 2.0)
+
+        def g(x):
+            return x * holder.V
+        c = eg.compile(g)
+        start = dict(dyn.COUNTERS)
+        assert [c(eg.ones(3)).tolist() for _ in range(4)] == [[2.0] * 3] * 4
+        assert dyn.COUNTERS["replayed"] - start["replayed"] == 3
+        assert dyn.explain(c).graph_break_count == 0
     finally:
         del sys.modules[holder.__name__]
 

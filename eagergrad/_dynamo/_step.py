@@ -18,16 +18,17 @@ NOTE [compiled calls]: a call of a compiled function
    outputs are written into the storages, so the traced call's results are eager's.
 3. The traced call is an entry when it can be replayed: the heap after it has the key
    it had before (so the next call sees the same structure), it wrote no tensor outside
-   the walk, it read none (a const of the program that is a storage's array), and
-   nothing it did must run as Python every call (print, I/O, a value read under
-   fullgraph). A first call that makes state (optimizer state, .grad) is not an entry:
-   its program runs once primitive by primitive and the next call traces again; that is
-   not a recompile. A call that is not replayable for another reason is a graph break:
-   the function runs eagerly from then on, split into compiled pieces (NOTE [split
-   calls]; fullgraph=True raises Unsupported instead), and explain() names the reason and
-   the line.
+   the walk, and nothing it did must run as Python every call (print, I/O, a value read
+   under fullgraph). A tensor outside the walk whose array is a const of the program
+   (read through a path the walk does not follow, or sharing a cached constant) is
+   checked by every replay to still hold that array (_foreign). A first call that makes
+   state (optimizer state, .grad) is not an entry: its program runs once primitive by
+   primitive and the next call traces again; that is not a recompile. A call that is
+   not replayable for another reason is a graph break: the function runs eagerly from
+   then on, split into compiled pieces (NOTE [split calls]; fullgraph=True raises
+   Unsupported instead), and explain() names the reason and the line.
 Guards never go stale: what the walk does not key is not seen by the program either
-(an unreached tensor read is refused, point 3).
+(an unreached tensor read is checked by identity of its array, point 3).
 
 NOTE [split calls]: there is no bytecode interpreter to resume a trace after a graph
 break, so a function with a break runs eagerly from then on, split: while it runs, each
@@ -243,7 +244,8 @@ class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
     __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
-                 "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate")
+                 "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate",
+                 "foreign")
 
 
 def _roots(fn, args, kwargs):
@@ -469,6 +471,7 @@ class CompiledFunction:
             COUNTERS["compiled"] += 1
             e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
             e.diff, e.gkey, e.donate = diff, gkey, donate
+            e.foreign = _foreign(pre, post, consts)
             e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
             self.recent = e
         elif why[0] == "break":
@@ -626,16 +629,6 @@ def _unreplayable(pre, post, rec, consts):
         if id(st) not in known and not isinstance(st.array, jax.core.Tracer):
             return "break", "writes a tensor the compiled function cannot reach " \
                 "(not an argument, a global it names, its closure or their attributes)"
-    arrays = {id(c) for c in consts if isinstance(c, jax.Array)}
-    if arrays:
-        import gc
-        for r in gc.get_referrers(*[c for c in consts if isinstance(c, jax.Array)]):
-            if (isinstance(r, _heap.Storage) and id(r) not in known and
-                    id(r.array) in arrays) or \
-                    (isinstance(r, Tensor) and id(r) not in pre.ids and
-                     id(r) not in post.ids and id(getattr(r, "_arr", None)) in arrays):
-                return "break", "reads a tensor the compiled function cannot reach (not " \
-                    "an argument, a global it names, its closure or their attributes)"
     if post.key[:post.n_roots] != pre.key:
         return "once", "the heap changed shape"
     for a, b in zip(pre.objs, post.objs):
@@ -659,6 +652,26 @@ def _unreplayable(pre, post, rec, consts):
                 return "break", "makes two tensors sharing a storage kept after the call"
             shared.add(id(b._storage))
     return None
+
+
+def _foreign(pre, post, consts):
+    """The tensors out of the walk's reach whose arrays the program holds as constants,
+    as (storage, its array): read by the call through a path the walk does not follow,
+    or only holding the same array (a cached constant is shared). A replay checks that
+    each storage still holds that array (else it is discarded and the call traced)."""
+    arrays = {id(c) for c in consts if isinstance(c, jax.Array)}
+    if not arrays:
+        return []
+    import gc
+    known = {id(st) for st in pre.storages} | {id(st) for st in post.storages}
+    found = {}
+    for r in gc.get_referrers(*[c for c in consts if isinstance(c, jax.Array)]):
+        if isinstance(r, _heap.Storage) and id(r) not in known and id(r.array) in arrays:
+            found[id(r)] = (r, r.array)
+        elif isinstance(r, Tensor) and id(r) not in pre.ids and id(r) not in post.ids and \
+                id(getattr(r, "_arr", None)) in arrays and id(r._storage) not in known:
+            found[id(r._storage)] = (r._storage, r._storage.array)
+    return list(found.values())
 
 
 def _program(jaxpr, consts, lifted):
@@ -881,6 +894,10 @@ def _rebuild(r, objs):
 def _replay(e, pre):
     """Run entry e for the call whose walk is `pre`: (True, result), or (False, None)
     when a value the trace read differs now (nothing was changed then)."""
+    for st, a in e.foreign:
+        if st.array is not a:
+            return False, "a tensor the compiled function cannot reach (not an argument, " \
+                "a global it names, its closure or their attributes) changed"
     objs = pre.objs
     for n, k, v in e.checks:
         w = dict.__getitem__(objs[n], k)
