@@ -19,6 +19,18 @@ import torch
 import eagergrad as eg
 from conftest import attempt, same
 
+
+@pytest.fixture(autouse=True)
+def _default_validation():
+    """Each test starts from the libraries' default (argument validation on), whatever an
+    earlier test in this process left: the errors compared are the validating ones."""
+    saved = [L.distributions.Distribution._validate_args for L in (torch, eg)]
+    for L in (torch, eg):
+        L.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for L, v in zip((torch, eg), saved):
+        L.distributions.Distribution.set_default_validate_args(v)
+
 FLOAT = ("float32", "float64")
 
 
