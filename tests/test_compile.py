@@ -1230,6 +1230,38 @@ def test_python_side_effect_happens_every_call():
     assert runs[0] == 5
 
 
+def test_gc_callback_during_the_trace_is_not_a_graph_break():
+    """A gc callback (a profiler's, a leak checker's) that reads the clock runs when a
+    collection starts inside the trace: its calls are not the function's, so no graph
+    break; the callback ran, the calls replay with eager's values, and gc.callbacks holds
+    the callback itself again afterwards. Without the muting the trace saw a "call to
+    perf_counter" and every call ran eagerly."""
+    import gc
+    import time
+    seen = []
+
+    def on_gc(phase, info):
+        seen.append((phase, time.perf_counter()))
+    w = eg.tensor([1.0, -2.0], dtype=eg.float64)
+
+    def step(x):
+        y = w * x
+        gc.collect()
+        return y.exp().sum()
+    c = eg.compile(step)
+    gc.callbacks.append(on_gc)
+    try:
+        start = dict(dyn.COUNTERS)
+        got = [c(eg.tensor([float(i), 0.5], dtype=eg.float64)).item() for i in range(5)]
+        assert gc.callbacks[-1] is on_gc
+    finally:
+        gc.callbacks.remove(on_gc)
+    want = [step(eg.tensor([float(i), 0.5], dtype=eg.float64)).item() for i in range(5)]
+    assert got == want
+    assert seen and dyn.explain(c).graph_break_count == 0
+    assert dyn.COUNTERS["replayed"] - start["replayed"] >= 3
+
+
 def test_default_dtype_flip_recompiles_once_and_returns():
     """The default dtype is guarded: flipping it between calls recompiles once (the reason
     names it), the tensors the body makes take the new default as eagerly (torch's

@@ -62,6 +62,7 @@ traced again). A ParamGroup read by other Python in the trace (a user's `group["
 scheduler stepping inside the function) is guarded by value as well (`checks`). Groups the
 user passed as dicts are the user's objects and keyed by value."""
 import builtins
+import gc
 import sys
 import traceback
 
@@ -132,6 +133,7 @@ class _Recorder:
         self.hypers = []   # (kernel, its static key, the lifted vector) in order
         self.group_reads = {}  # id(param group) -> group, read outside an optimizer step
         self.originals = {}  # id(stand-in ParamGroup) -> the user's dict (_swap_groups)
+        self.muted = 0     # > 0: inside a gc callback (_mute_gc_callbacks)
 
     def optimizer_step(self, opt, update):
         """An optimizer's step starts (opt) or ends (None)."""
@@ -171,13 +173,38 @@ class _Recorder:
         return value
 
     def profile(self, frame, event, arg):
-        if event == "c_call" and _impure(arg) and not _heap.is_library(frame.f_code):
+        if (event == "c_call" and not self.muted and _impure(arg) and
+                not _heap.is_library(frame.f_code)):
             where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
             name = getattr(arg, "__qualname__", repr(arg))
             if self.fullgraph:
                 raise Unsupported(f"call to {name} at {where}: a side effect a compiled "
                                   "function with fullgraph=True cannot replay (graph break)")
             self.breaks.append(f"call to {name} at {where}")
+
+
+def _mute_gc_callbacks(rec):
+    """gc runs its callbacks (a profiler's, a leak checker's) wherever a collection starts
+    during the trace: what they call is not the function's, and no graph break. Returns
+    the wrappers put in place of gc.callbacks' entries, for _unmute_gc_callbacks."""
+    def muted(cb):
+        def call(phase, info):
+            rec.muted += 1
+            try:
+                cb(phase, info)
+            finally:
+                rec.muted -= 1
+        call.original = cb
+        return call
+    wrappers = [muted(cb) for cb in gc.callbacks]
+    gc.callbacks[:] = wrappers
+    return wrappers
+
+
+def _unmute_gc_callbacks(wrappers):
+    """gc.callbacks as it was, but for what the function itself added or removed."""
+    ours = {id(w) for w in wrappers}
+    gc.callbacks[:] = [cb.original if id(cb) in ours else cb for cb in gc.callbacks]
 
 
 def _host_rng():
@@ -402,16 +429,19 @@ class CompiledFunction:
             swapped = _swap_groups(pre, rec)
             prev = COMPILING.enter(rec)
             old_profile = sys.getprofile()
+            gc_wrappers = _mute_gc_callbacks(rec)
             sys.setprofile(rec.profile)
             try:
                 result = self.fn(*args, **kwargs)
             except BaseException:
                 sys.setprofile(old_profile)
+                _unmute_gc_callbacks(gc_wrappers)
                 COMPILING.leave(prev)
                 _unswap_groups(swapped)
                 _settle_after_error(storages, rec, _roots(self.fn, args, kwargs))
                 raise
             sys.setprofile(old_profile)
+            _unmute_gc_callbacks(gc_wrappers)
             COMPILING.leave(prev)
             _unswap_groups(swapped)
             if _host_rng() != host_rng:
