@@ -33,8 +33,8 @@ FLAG_SETS = {
     "level 1, legacy emitters": ("--xla_backend_optimization_level=1 "
                                  "--xla_cpu_use_fusion_emitters=false"),
     "level 2 (XLA's default)": "--xla_backend_optimization_level=2",
-    "level 0, legacy emitters (the suite's)": ("--xla_backend_optimization_level=0 "
-                                              "--xla_cpu_use_fusion_emitters=false"),
+    "level 0, legacy emitters": ("--xla_backend_optimization_level=0 "
+                                 "--xla_cpu_use_fusion_emitters=false"),
 }
 SHAPES = [(7,), (33, 5), (4, 6, 9)]
 DTYPES = ["float32", "float64"]
