@@ -370,6 +370,11 @@ def _close(a, b, tol):
 def _compare_case(name, fn, tol=BF16_TOL):
     want = _run_case(torch, fn)
 
+    if want[0] == "raised" and "could not create a primitive descriptor" in want[2]:
+        # torch's oneDNN kernel (a bfloat16 LSTM, say) needs CPU features this machine
+        # lacks (AVX-512): torch raises here what it computes elsewhere, so no oracle
+        pytest.skip(f"torch's oneDNN cannot run this on this CPU: {want[2]}")
+
     def body(k):
         got = _run_case(eg, fn)
         if got[0] == "missing" and want[0] != "raised":
