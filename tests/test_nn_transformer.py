@@ -614,7 +614,9 @@ def test_encoder_layer_fast_path_matches_torch(layer_kw, mode):
             attempt(log, case + " + kpm", lambda: run(
                 lambda: m(x, src_mask=mk(L), src_key_padding_mask=_kpm(L, "a fully padded "
                                                                          "sequence"))))
-    same(f, quiet=True)
+    # float32 outputs ~5 (an ulp ~5e-7) that cancel to ~1e-3 in places: with norm_first,
+    # torch's and eagergrad's kernels differ there by 1.2e-6 on an AVX2 machine
+    same(f, quiet=True, atol=1e-5)
 
 
 @pytest.mark.slow
