@@ -36,8 +36,6 @@ os.environ.setdefault("EAGERGRAD_EXECUTABLES", "1024")
 # the suite must not fill the user's persistent XLA cache (~/.cache/eagergrad/xla): off here
 # and in the processes the tests start (test_compile_cache.py turns it on in its own)
 os.environ.setdefault("EAGERGRAD_COMPILATION_CACHE", "0")
-
-
 import _suite_flags  # (XLA_FLAGS, before jax starts its CPU backend)
 import re
 import threading
