@@ -22,8 +22,8 @@ NOTE [compiled calls]: a call of a compiled function
    under fullgraph). A tensor outside the walk whose array is a const of the program
    (read through a path the walk does not follow, or sharing a cached constant) is
    checked by every replay to still hold that array (_foreign). A first call that makes
-   state (optimizer state, .grad) is not an entry: its program runs once primitive by
-   primitive and the next call traces again; that is not a recompile. A call that is
+   state (optimizer state, .grad) is not an entry: its program runs once (NOTE [programs
+   run once]) and the next call traces again; that is not a recompile. A call that is
    not replayable for another reason is a graph break: the function runs eagerly from
    then on, split into compiled pieces (NOTE [split calls]; fullgraph=True raises
    Unsupported instead), and explain() names the reason and the line.
@@ -39,6 +39,15 @@ eager code around it gets one node (NOTE [compiled forward]). A piece runs what 
 whole (no pieces inside pieces). So `print(loss)` in a training step leaves the model's
 forward, the loss module and the optimizer step compiled, and the step's own Python
 (the print, the backward call) eager; explain() counts the pieces' programs as graphs.
+
+NOTE [programs run once]: an entry's program is jitted and compiled by the traced call
+itself, which runs it as replays will. A first call's program (it made state, so the next
+call traces again) runs once: XLA compiles it at its cheapest (LLVM level 0, the legacy
+loop emitters: on CPU about a quarter of the default's compile time for a step, and the
+one run slower by about its own duration). Run primitive by primitive instead, each of
+its kernels would compile on its own, several times the compile of the whole. A traced
+call that breaks the graph runs primitive by primitive: the eager code after it reuses
+those kernels.
 
 NOTE [donated state]: a replay's program writes new arrays for the state it changes
 (parameters, optimizer state, buffers), and the old arrays are dead once written back, so
@@ -269,7 +278,7 @@ class CompiledFunctionBackward(Node):
 
 class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
-    __slots__ = ("run", "n_pre", "changed", "deltas", "born", "actions", "result",
+    __slots__ = ("run", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
                  "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate",
                  "foreign")
@@ -453,42 +462,52 @@ class CompiledFunction:
             seen = {id(st) for st in born} | pre.sids.keys()
             born += [st for st in rec.written.values() if id(st) not in seen]
             state["born"] = born
-            return ([st.array for st in storages] + [st.array for st in born] + [_rng.key]
-                    + [v for v, _ in rec.reads])
+            # only the storages it changed are outputs, in input order: jax pairs each
+            # donated input with the first unpaired output of its shape and dtype, so
+            # the pairs are each storage's old and new array (an unchanged output before
+            # them would take an input's buffer and make XLA copy both ways)
+            changed = state["changed"] = [i for i, (st, x) in enumerate(zip(storages, xs))
+                                          if st.array is not x]
+            return ([storages[i].array for i in changed] + [st.array for st in born]
+                    + [_rng.key] + [v for v, _ in rec.reads])
 
         COUNTERS["traced"] += 1
         jaxpr, consts = _trace_jaxpr(traced, values)
         rec, post, result, born = state["rec"], state["post"], state["result"], state["born"]
+        changed = state["changed"]
         why = _unreplayable(pre, post, rec, consts)
         diff = None if why is not None and why[0] == "break" else \
-            _differentiated(pre, post, rec, born)
+            _differentiated(pre, post, rec, born, len(changed))
         if isinstance(diff, str):
             why, diff = ("break", diff), None
         lifted = [h for _, _, h in rec.hypers]
         prog = _program(jaxpr, consts, lifted)
         if diff is not None:
             prog = _with_vjp(prog, len(lifted), *diff)
-        # the traced call itself runs its program primitive by primitive (its kernels are
-        # compiled already); the entry's jitted program compiles on the first replay, once
-        # (compiled here, it would compile again there: the first call's arrays are not
-        # committed to a device, the outputs it writes back are)
-        with jax.ensure_compile_time_eval():
-            outs = prog(*lifted, *values)
         donate = ()
         if why is None:
             # the state a replay writes back is donated (NOTE [donated state]): not when
             # a replay may be discarded (a value read) or keeps the inputs (a vjp's)
             if not rec.reads and diff is None:
-                donate = tuple(i for i, (v, o) in enumerate(zip(values[:len(storages)], outs))
-                               if o is not v)
+                donate = tuple(changed)
             prog = jax.jit(prog, donate_argnums=tuple(len(lifted) + i for i in donate))
+            # compiled here, as replays call it (the traced call's arrays are copied where
+            # donated: the user may hold them)
+            outs = prog(*lifted, *[jax.device_put(v, may_alias=False) if i in donate
+                                   else v for i, v in enumerate(values)])
+        else:
+            outs = _run_once(prog, lifted, values, why[0] == "once")
         if diff is not None:
             outs, vjp = outs
             _attach(diff, vjp, post.objs, pre.objs)
-        for st, a in zip(storages + born, outs):
+        new = dict(zip(changed, outs))
+        for i, st in enumerate(storages):
+            st.array = new.get(i, values[i])
+            st.generation += 1
+        for st, a in zip(born, outs[len(changed):]):
             st.array = a
             st.generation += 1
-        _rng.key = outs[len(storages) + len(born)]
+        _rng.key = outs[len(changed) + len(born)]
         if why is not None and why[0] == "once":
             self.changing += 1
             if self.changing >= _CHANGING_LIMIT:
@@ -499,7 +518,7 @@ class CompiledFunction:
         if why is None:
             self.compiles += 1
             COUNTERS["compiled"] += 1
-            e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, outs, values)
+            e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, changed)
             e.diff, e.gkey, e.donate = diff, gkey, donate
             e.foreign = _foreign(pre, post, consts)
             e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
@@ -704,6 +723,26 @@ def _foreign(pre, post, consts):
     return list(found.values())
 
 
+# XLA:CPU options for a program that runs once (NOTE [programs run once])
+_ONCE_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+
+
+def _run_once(prog, lifted, values, first):
+    """The outputs of a traced call whose program is not kept (NOTE [programs run once])."""
+    if first and jax.default_backend() == "cpu" and _ONCE_OPTIONS:
+        try:
+            exe = jax.jit(prog).lower(*lifted, *values).compile(
+                compiler_options=_ONCE_OPTIONS)
+        except jax.errors.JaxRuntimeError as err:  # (a jaxlib without those options)
+            if "option" not in str(err):
+                raise
+            _ONCE_OPTIONS.clear()
+        else:
+            return exe(*lifted, *values)
+    with jax.ensure_compile_time_eval():
+        return prog(*lifted, *values)
+
+
 def _program(jaxpr, consts, lifted):
     """prog(*lifted values, *inputs): the traced jaxpr with the lifted consts (the
     optimizers' hyperparameter vectors, found by identity) as its first inputs, the
@@ -735,14 +774,14 @@ def _program(jaxpr, consts, lifted):
 # double backward through the node (create_graph) for now.
 
 
-def _differentiated(pre, post, rec, born):
+def _differentiated(pre, post, rec, born, first_born):
     """(inputs, outputs) of the vjp when the call is a compiled forward: inputs
     (object number, storage index) of the tensors requiring grad it reached, outputs
-    (object number, output index) of the tensors with a graph it made; None when it is
-    not one; a string (the break's reason) when it is one that cannot be compiled."""
+    (object number, output index; the born storages' outputs from first_born on) of the
+    tensors with a graph it made; None when it is not one; a string (the break's reason)
+    when it is one that cannot be compiled."""
     if rec.backward_ran:
         return None
-    first_born = len(pre.storages)
     out_of = {id(st): first_born + i for i, st in enumerate(born)}
     outs = [(n, out_of[id(b._storage)]) for n, b in enumerate(post.objs)
             if isinstance(b, Tensor) and b._grad_fn is not None and b._requires_grad and
@@ -822,9 +861,9 @@ def _attach(diff, vjp, objs, inputs):
         t._grad_fn, t._out_nr, t._requires_grad = node, k, True
 
 
-def _entry(run, pre, post, rec, result, born, outs, values):
+def _entry(run, pre, post, rec, result, born, changed):
     e = _Entry()
-    e.run, e.n_pre, e.compiled = run, len(pre.storages), True
+    e.run, e.compiled = run, True
     e.reads = [value for _, value in rec.reads]
     e.read_where = rec.read_where
     e.steps = [(pre.ids[id(opt)], update.__func__) for opt, update in rec.steps]
@@ -832,12 +871,12 @@ def _entry(run, pre, post, rec, result, born, outs, values):
     e.last_lifted, e.last_hvs = None, None
     e.checks = [(pre.ids[id(g)], k, dict.__getitem__(g, k)) for g in rec.group_reads.values()
                 for k, v in dict.items(g) if v.__class__ in (float, tuple)]
-    e.changed = [i for i, (v, o) in enumerate(zip(values[:e.n_pre], outs)) if o is not v]
+    e.changed = changed  # (the program's first outputs are these storages' arrays)
     e.deltas = [(i, b.version - a) for i, (b, a, c) in
                 enumerate(zip(post.counters, pre.versions, pre.counters))
                 if b is c and b.version != a]
     e.extra = len(post.objs) - len(pre.objs)
-    bsid = {id(st): len(pre.storages) + i for i, st in enumerate(born)}
+    bsid = {id(st): len(changed) + i for i, st in enumerate(born)}
     e.born = []
     for n, b in enumerate(post.objs):
         if isinstance(b, Tensor) and (n >= len(pre.objs) or b is not pre.objs[n]):
@@ -846,7 +885,7 @@ def _entry(run, pre, post, rec, result, born, outs, values):
     born_n = {n for n, *_ in e.born}
     e.actions = [(c, k, v) for c, k, v in post.slots if v in born_n and c < len(pre.objs)]
     e.result = _recipe(result, post)
-    e.rng = len(values) - 1 + len(born)
+    e.rng = len(changed) + len(born)
     return e
 
 
@@ -960,9 +999,9 @@ def _replay(e, pre):
         got = outs[base + i]
         if np.asarray(got).tobytes() != np.asarray(want).tobytes():
             return False, f"the value read at {e.read_where[i]} changed"
-    for i in e.changed:
+    for k, i in enumerate(e.changed):
         st = storages[i]
-        st.array = outs[i]
+        st.array = outs[k]
         st.generation += 1
     _rng.key = outs[e.rng]
     counters = pre.counters

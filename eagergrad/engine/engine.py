@@ -223,8 +223,11 @@ def _execute(root_edges, root_grads, retain_graph, create_graph, outputs=None,
         first = []
     # (under a dual level, formulas run as ops: their tangents are forward-over-reverse)
     # (under autocast, formulas run as ops too: they are cast, and no traced one keeps casts)
+    # (in a torch.compile trace, a segment's own compile would be wasted: the program
+    # the trace makes is compiled whole)
     fusing = not create_graph and not ANOMALY.enabled and fused.ENABLED and \
-        not fused.OFF.depth and not FWD.active and not (AUTOCAST.n and AUTOCAST.tl.active)
+        not fused.OFF.depth and not FWD.active and not (AUTOCAST.n and AUTOCAST.tl.active) \
+        and COMPILING.rec is None
     plan = _make_plan(root, first, outputs, accumulate_grad, fusing)
     captured = [None] * (len(outputs) if outputs is not None else 0)
     prev_mode = get_state()
