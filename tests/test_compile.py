@@ -18,9 +18,9 @@ The regressions of torch.compile bugs are pytorch#94777 (an in-place op after a 
 its input), #139789 (an input mutation compiled without aliasing, then called with
 aliasing inputs), #115774 (a module attribute tensor replaced between calls), #169253
 (a class-level list a forward appends to), #176851 (a class attribute the function reads,
-changed between calls) and #93283 (stack of an input, then an in-place op on it).
-(#152425 and #198101, named by the issue, were not found in the searchable issue
-corpus: the four above stand next to #94777 and #139789 in their place.)
+changed between calls), #93283 (stack of an input, then an in-place op on it) and #152425
+(a write through an expanded view of one element). (#198101, named by the issue, is not
+in the searchable issue corpus: the four before #152425 stand in its place.)
 """
 import functools
 import inspect
@@ -664,6 +664,21 @@ def pt93283_stack_then_inplace(L):
     return Scenario(step, lambda i: (L.tensor(xs[i]),))
 
 
+def pt152425_write_into_expanded(L):
+    """pytorch#152425: a = x.expand((n,)); a[-1] = 3 on x = numbers[i] writes 3 into every
+    element of a (they are one element of numbers), for each i (static compile printed
+    the second expansion unwritten); n an int argument, 2 then 3."""
+    def step(n):
+        numbers = L.arange(2)
+        out = []
+        for i in range(len(numbers)):
+            a = numbers[i].expand((n,))
+            a[-1] = 3
+            out.append(a)
+        return out, numbers
+    return Scenario(step, lambda i: (2 + i // 3,))
+
+
 # name: (scenario, compared with torch, what the compiled runs do: "replay" (calls 3-5
 # replay), "any" (correct values are what is asserted))
 SCENARIOS = {
@@ -688,6 +703,7 @@ SCENARIOS = {
     "pt169253_class_list_append": (pt169253_class_list_append, True, "any"),
     "pt176851_class_attribute_changed": (pt176851_class_attribute_changed, True, "any"),
     "pt93283_stack_then_inplace": (pt93283_stack_then_inplace, True, "replay"),
+    "pt152425_write_into_expanded": (pt152425_write_into_expanded, True, "any"),
 }
 
 _LEAK = ("a tensor made in the trace and kept where the walk does not reach (a list "
