@@ -392,8 +392,9 @@ def write(roots, no_lift=frozenset()):
         f"objs = [{', '.join(w.objs)}]",
         f"storages = [{', '.join(w.storages)}]",
         f"counters = [{', '.join(w.counters)}]",
-        "if len(set(map(id, objs))) != len(objs) or len(set(map(id, storages))) != "
-        "len(storages) or len(set(map(id, counters))) != len(counters): return",
+        # (objects, storages and counters are of distinct classes: one set for all)
+        f"if len({{*map(id, objs), *map(id, storages), *map(id, counters)}}) != "
+        f"{len(w.objs) + len(w.storages) + len(w.counters)}: return",
         f"return Seen(objs, storages, counters, [{', '.join(w.lifted)}])"]
     src = (f"def guard({', '.join(params)}):\n  try:\n" +
            "".join(f"    {line}\n" for line in body) +

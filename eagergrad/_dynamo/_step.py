@@ -72,6 +72,7 @@ scheduler stepping inside the function) is guarded by value as well (`checks`). 
 user passed as dicts are the user's objects and keyed by value."""
 import builtins
 import gc
+import operator
 import sys
 import traceback
 
@@ -88,7 +89,7 @@ from ..engine.graph import Node
 from ..engine.saved import _FREED, HOOKS
 from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
 from ..optim.optimizer import Optimizer, ParamGroup
-from ..tensor import _STOP_GRADIENT, Tensor, _make
+from ..tensor import _STOP_GRADIENT, Tensor, _make, _make_as
 from . import _guard, _heap
 from .exc import FailOnRecompileLimitHit, Unsupported
 
@@ -281,7 +282,7 @@ class _Entry:
     __slots__ = ("run", "changed", "deltas", "born", "actions", "result",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
                  "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate",
-                 "foreign")
+                 "foreign", "first_read", "last_floats")
 
 
 def _roots(fn, args, kwargs):
@@ -468,8 +469,9 @@ class CompiledFunction:
             # them would take an input's buffer and make XLA copy both ways)
             changed = state["changed"] = [i for i, (st, x) in enumerate(zip(storages, xs))
                                           if st.array is not x]
+            drew = state["drew"] = _rng.key is not xs[-1]  # (the key: an output if drawn)
             return ([storages[i].array for i in changed] + [st.array for st in born]
-                    + [_rng.key] + [v for v, _ in rec.reads])
+                    + [_rng.key] * drew + [v for v, _ in rec.reads])
 
         COUNTERS["traced"] += 1
         jaxpr, consts = _trace_jaxpr(traced, values)
@@ -507,7 +509,7 @@ class CompiledFunction:
         for st, a in zip(born, outs[len(changed):]):
             st.array = a
             st.generation += 1
-        _rng.key = outs[len(changed) + len(born)]
+        _rng.key = outs[len(changed) + len(born)] if state["drew"] else values[-1]
         if why is not None and why[0] == "once":
             self.changing += 1
             if self.changing >= _CHANGING_LIMIT:
@@ -518,7 +520,8 @@ class CompiledFunction:
         if why is None:
             self.compiles += 1
             COUNTERS["compiled"] += 1
-            e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, changed)
+            e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, changed,
+                                            state["drew"])
             e.diff, e.gkey, e.donate = diff, gkey, donate
             e.foreign = _foreign(pre, post, consts)
             e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
@@ -861,14 +864,14 @@ def _attach(diff, vjp, objs, inputs):
         t._grad_fn, t._out_nr, t._requires_grad = node, k, True
 
 
-def _entry(run, pre, post, rec, result, born, changed):
+def _entry(run, pre, post, rec, result, born, changed, drew):
     e = _Entry()
     e.run, e.compiled = run, True
     e.reads = [value for _, value in rec.reads]
     e.read_where = rec.read_where
     e.steps = [(pre.ids[id(opt)], update.__func__) for opt, update in rec.steps]
     e.hyper_keys = [(kernel, key) for kernel, key, _ in rec.hypers]
-    e.last_lifted, e.last_hvs = None, None
+    e.last_lifted, e.last_hvs, e.last_floats = None, None, None
     e.checks = [(pre.ids[id(g)], k, dict.__getitem__(g, k)) for g in rec.group_reads.values()
                 for k, v in dict.items(g) if v.__class__ in (float, tuple)]
     e.changed = changed  # (the program's first outputs are these storages' arrays)
@@ -880,12 +883,15 @@ def _entry(run, pre, post, rec, result, born, changed):
     e.born = []
     for n, b in enumerate(post.objs):
         if isinstance(b, Tensor) and (n >= len(pre.objs) or b is not pre.objs[n]):
-            e.born.append((n, type(b), bsid[id(b._storage)], b.dtype, b._requires_grad,
-                           b._grad_fn is not None, b._version_counter.version))
+            e.born.append((n, type(b), bsid[id(b._storage)], (b._shape, b.dtype),
+                           b._requires_grad, b._grad_fn is not None,
+                           b._version_counter.version))
     born_n = {n for n, *_ in e.born}
     e.actions = [(c, k, v) for c, k, v in post.slots if v in born_n and c < len(pre.objs)]
     e.result = _recipe(result, post)
-    e.rng = len(changed) + len(born)
+    # the outputs: changed storages, born ones, the RNG key if drawn, the values read
+    e.rng = len(changed) + len(born) if drew else None
+    e.first_read = len(changed) + len(born) + drew
     return e
 
 
@@ -975,14 +981,21 @@ def _replay(e, pre):
     if e.steps:
         # the vectors depend on the lifted floats only (everything else the optimizer's
         # Python reads is in the guard key): the last call's when those are unchanged
-        lifted = [_exact(dict.__getitem__(g, k)) for g, k in pre.lifted]
-        if lifted == e.last_lifted:
-            hvs = e.last_hvs
+        floats = [dict.__getitem__(g, k) for g, k in pre.lifted]
+        last = e.last_floats
+        if last is not None and all(map(operator.is_, floats, last)):
+            hvs = e.last_hvs  # (the very float objects: no scheduler changed them)
         else:
-            hvs = _dry_run(e, objs)
-            if hvs is None:
-                return False, "a flag an optimizer derives from its hyperparameters changed"
-            e.last_lifted, e.last_hvs = lifted, hvs
+            lifted = list(map(_exact, floats))
+            if lifted == e.last_lifted:
+                hvs = e.last_hvs
+            else:
+                hvs = _dry_run(e, objs)
+                if hvs is None:
+                    return False, "a flag an optimizer derives from its hyperparameters " \
+                        "changed"
+                e.last_lifted, e.last_hvs = lifted, hvs
+            e.last_floats = floats
     else:
         hvs = ()
     storages = pre.storages
@@ -994,7 +1007,7 @@ def _replay(e, pre):
     del arrays
     if e.diff is not None:
         outs, vjp = outs
-    base = e.rng + 1
+    base = e.first_read
     for i, want in enumerate(e.reads):
         got = outs[base + i]
         if np.asarray(got).tobytes() != np.asarray(want).tobytes():
@@ -1003,16 +1016,16 @@ def _replay(e, pre):
         st = storages[i]
         st.array = outs[k]
         st.generation += 1
-    _rng.key = outs[e.rng]
+    if e.rng is not None:
+        _rng.key = outs[e.rng]
     counters = pre.counters
     for i, d in e.deltas:
         counters[i].version += d
     objs = objs + [None] * e.extra
-    for n, cls, o, dtype, rg, dead, version in e.born:
-        t = _make(outs[o])
+    for n, cls, o, meta, rg, dead, version in e.born:
+        t = _make_as(outs[o], meta)
         if cls is not Tensor:
             t.__class__ = cls
-        t.dtype = dtype
         t._requires_grad = rg
         if dead:
             t._grad_fn = CompiledFunctionBackward()
