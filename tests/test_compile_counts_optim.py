@@ -131,6 +131,17 @@ def _train(L, name, kw, shapes, dtype, steps, schedule="lambda"):
     return ps, opt, counts
 
 
+def _assert_close32(e, t, t64):
+    """float32 parameters after the steps against torch's: within TOL, or no farther from
+    torch's float64 run than torch's float32 run is (an element where the steps amplify
+    rounding: Adafactor on one (163,) vector put torch's float32 1.2e-5 from its float64
+    result and eagergrad's 4e-7)."""
+    tol = TOL["float32"]
+    e, t, t64 = (np.asarray(a, np.float64) for a in (e, t, t64))
+    near = np.isclose(e, t, **tol) | (np.abs(e - t64) <= np.abs(t - t64) + tol["atol"])
+    assert near.all(), (np.flatnonzero(~near), e[~near], t[~near], t64[~near])
+
+
 def _versions(opt, ps):
     return [(p._version, {k: v._version for k, v in opt.state[p].items()
                           if isinstance(v, (torch.Tensor, eg.Tensor))}) for p in ps]
@@ -148,8 +159,13 @@ def test_no_compile_after_the_second_step_and_as_torch(oid, name, kw, bound, dty
     assert 1 <= sum(counts[:2]) <= bound, counts[:2]
     assert counts[2:] == [0] * (STEPS - 2), counts
     assert [g["lr"] for g in eopt.param_groups] == [g["lr"] for g in topt.param_groups]
-    for t, e in zip(tps, eps):
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **TOL[dtype])
+    if dtype == "float32":
+        t64s, _, _ = _train(torch, name, kw, shapes, "float64", STEPS, schedule)
+        for t, e, t64 in zip(tps, eps, t64s):
+            _assert_close32(e.detach().numpy(), t.detach().numpy(), t64.detach().numpy())
+    else:
+        for t, e in zip(tps, eps):
+            np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **TOL[dtype])
     for t, e in zip(tps, eps):
         for k, v in topt.state[t].items():
             if isinstance(v, torch.Tensor):
