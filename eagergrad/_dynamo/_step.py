@@ -495,10 +495,11 @@ class CompiledFunction:
             prog = jax.jit(prog, donate_argnums=tuple(len(lifted) + i for i in donate))
             # compiled here, as replays call it (the traced call's arrays are copied where
             # donated: the user may hold them)
-            outs = prog(*lifted, *[jax.device_put(v, may_alias=False) if i in donate
+            copied = set(donate)
+            outs = prog(*lifted, *[jax.device_put(v, may_alias=False) if i in copied
                                    else v for i, v in enumerate(values)])
         else:
-            outs = _run_once(prog, lifted, values, why[0] == "once")
+            outs = _run_once(prog, lifted, values, whole=why[0] == "once")
         if diff is not None:
             outs, vjp = outs
             _attach(diff, vjp, post.objs, pre.objs)
@@ -730,9 +731,10 @@ def _foreign(pre, post, consts):
 _ONCE_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 
-def _run_once(prog, lifted, values, first):
-    """The outputs of a traced call whose program is not kept (NOTE [programs run once])."""
-    if first and jax.default_backend() == "cpu" and _ONCE_OPTIONS:
+def _run_once(prog, lifted, values, whole):
+    """The outputs of a traced call whose program is not kept (NOTE [programs run once]):
+    compiled whole at XLA's cheapest, or (whole=False) run primitive by primitive."""
+    if whole and jax.default_backend() == "cpu" and _ONCE_OPTIONS:
         try:
             exe = jax.jit(prog).lower(*lifted, *values).compile(
                 compiler_options=_ONCE_OPTIONS)
