@@ -18,6 +18,7 @@ from ..engine.grad_mode import STATE, no_grad
 from .._mode import FUNC
 from ..tensor import Tensor, _make
 from ._args import no_out
+from .reduce import _mean_k
 from ._table import call_op, defop, derive
 from .norm import _empty, _given, _optional_meta
 from .scatter import _grad_edges_only
@@ -50,9 +51,9 @@ def _bn_k(input, weight, bias, running_mean, running_var, training, eps):
     c = input.shape[1]
     s, axes = _bshape(input.ndim, c), _axes(input.ndim)
     if training:
-        mean = jnp.mean(input, axes)
+        mean = _mean_k(input, axes)
         d = input - mean.reshape(s)
-        invstd = 1 / jnp.sqrt(jnp.mean(d * d, axes) + jnp.asarray(eps, input.dtype))
+        invstd = 1 / jnp.sqrt(_mean_k(d * d, axes) + jnp.asarray(eps, input.dtype))
         out = d * invstd.reshape(s)
     else:
         mean = invstd = jnp.zeros((0,), input.dtype)
@@ -114,7 +115,7 @@ BATCH_NORM = defop(
 def _update_k(input, rm, rv, momentum):
     axes = _axes(input.ndim)
     n = input.size // input.shape[1]
-    mean = jnp.mean(input, axes)
+    mean = _mean_k(input, axes)
     d = input - mean.reshape(_bshape(input.ndim, input.shape[1]))
     var = jnp.sum(d * d, axes) / (n - 1)  # unbiased, as ATen's running_var
     m = momentum.astype(rm.dtype)
@@ -277,9 +278,9 @@ _repeat = repeat
 # ---- native_group_norm ---------------------------------------------------------------------
 def _gn_k(input, weight, bias, N, C, HxW, group, eps):
     x = input.reshape(N, group, (C // group) * HxW)
-    mean = jnp.mean(x, -1)
+    mean = _mean_k(x, -1)
     d = x - mean[..., None]
-    rstd = 1 / jnp.sqrt(jnp.mean(d * d, -1) + jnp.asarray(eps, input.dtype))
+    rstd = 1 / jnp.sqrt(_mean_k(d * d, -1) + jnp.asarray(eps, input.dtype))
     out = (d * rstd[..., None]).reshape(input.shape)
     s = _bshape(input.ndim, C)
     if _given(weight, (C,)):
@@ -443,9 +444,9 @@ def _same_stats_dtype(mean, invstd):
 
 def _moments(x):
     """Per-channel mean and biased variance of x (N, C, M)."""
-    mean = jnp.mean(x, (0, 2))
+    mean = _mean_k(x, (0, 2))
     d = x - mean[None, :, None]
-    return mean, jnp.mean(d * d, (0, 2))
+    return mean, _mean_k(d * d, (0, 2))
 
 
 def _cuda_input(name, input, grad_out=None):
@@ -814,7 +815,7 @@ def _update_stats_running(input, running_mean, running_var, momentum):
     variance), the statistics in the input's opmath type."""
     x = _rows(input).astype(_opmath(input.dtype))
     n = x.shape[0] * x.shape[2]
-    mean = jnp.mean(x, (0, 2))
+    mean = _mean_k(x, (0, 2))
     d = x - mean[None, :, None]
     var = jnp.sum(d * d, (0, 2)) / (n - 1)
     m = momentum.astype(x.dtype)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtypes as D
 from ..creation import arange, zeros
 from ._autocast import autocast_op
+from .reduce import _mean_k
 from ._table import call_op, defop
 from .pointwise import where
 
@@ -27,7 +28,7 @@ NONE, MEAN, SUM = 0, 1, 2
 
 def _reduce(loss, reduction):
     if reduction == MEAN:
-        return jnp.mean(loss)
+        return _mean_k(loss)
     if reduction == SUM:
         return jnp.sum(loss)
     return loss

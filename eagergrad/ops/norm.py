@@ -16,6 +16,7 @@ from .._cache import EXECUTABLES
 from ..creation import _next_key, from_jax, sample, zeros
 from ..engine.grad_mode import STATE, no_grad
 from ..tensor import typename
+from .reduce import _mean_k
 from ._table import call_op, defop
 from .scatter import index_add
 from .pointwise import where
@@ -45,9 +46,9 @@ def _optional_meta(*names):
 # ---- native_layer_norm -------------------------------------------------------------------
 def _ln_k(input, weight, bias, normalized_shape, eps):
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    mean = jnp.mean(input, axes, keepdims=True)
+    mean = _mean_k(input, axes, keepdims=True)
     c = input - mean
-    rstd = jax.lax.rsqrt(jnp.mean(c * c, axes, keepdims=True) + jnp.asarray(eps, input.dtype))
+    rstd = jax.lax.rsqrt(_mean_k(c * c, axes, keepdims=True) + jnp.asarray(eps, input.dtype))
     out = c * rstd
     if _given(weight, normalized_shape):
         out = out * weight

@@ -4,6 +4,7 @@ Formulas follow torch's FunctionsManual (ties split evenly for amax/max(), the
 value-selecting rule for max(dim), norm's gradient 0 at 0)."""
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -90,12 +91,34 @@ def _numel(shape, dims):
     return n
 
 
-MEAN0 = defop("mean", lambda self, self_sym_sizes, self_sym_numel: jnp.mean(self),
+def _div_exact(s, n):
+    """s / n, a true division: XLA turns a division by a broadcast scalar into a
+    multiplication by its reciprocal, which rounds twice (five 0.3s sum to 1.5; 1.5 * 0.2
+    is 0.30000000000000004, torch's 1.5 / 5 is 0.3). An optimization barrier on the
+    divisor as a full array hides it (one on the scalar does not)."""
+    return s / jax.lax.optimization_barrier(jnp.full(s.shape, n, s.dtype))
+
+
+def _acc(dtype):
+    """The dtype torch accumulates a mean or variance of `dtype` in."""
+    return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
+
+
+def _mean_k(x, axis=None, keepdims=False):
+    """torch's mean: the sum divided by the count (in float32 for half types); jnp.mean's
+    division by a constant count is a multiplication by its reciprocal (_div_exact)."""
+    axis = (axis,) if isinstance(axis, int) else axis
+    n = x.size if axis is None else math.prod(x.shape[d] for d in axis)
+    s = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x.dtype))
+    return _div_exact(s, n).astype(x.dtype)
+
+
+MEAN0 = defop("mean", lambda self, self_sym_sizes, self_sym_numel: _mean_k(self),
               attrs=("self_sym_sizes", "self_sym_numel"),
               self=lambda grad, self_sym_sizes, self_sym_numel:
               grad.expand(self_sym_sizes) / self_sym_numel)
 MEAN1 = defop("mean_dim", lambda self, dim, keepdim, self_sym_sizes, self_sym_numel:
-              jnp.mean(self, axis=dim, keepdims=keepdim),
+              _mean_k(self, dim, keepdim),
               attrs=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"), node="MeanBackward1",
               self=lambda grad, dim, keepdim, self_sym_sizes, self_sym_numel:
               _restore(grad, dim, keepdim).expand(self_sym_sizes) /
@@ -315,11 +338,21 @@ def _var_back(grad, self, dim, correction, keepdim):
 
 
 def _var_k(self, dim, correction, keepdim):
-    n = self.size if dim is None else math.prod(self.shape[d] for d in dim)
-    if n - correction > 0:
-        return jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+    """torch's two passes: the mean (sum / count, _mean_k), then the sum of squared
+    deviations over n - correction, both true divisions. A constant whose sum is exact
+    has a variance of exactly 0, as in torch (jnp.var's mean by a reciprocal is an ulp off
+    there: a variance of ~1e-33 and, under std, a gradient of O(1) where torch's is 0)."""
+    axes = tuple(range(self.ndim)) if dim is None else tuple(dim)
+    n = math.prod(self.shape[d] for d in axes)
+    if n == 0:
+        return jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim)  # (NaN)
+    x = self.astype(_acc(self.dtype))  # (no copy when it is that dtype)
+    c = x - _mean_k(x, axes, keepdims=True)
+    sq = c.real * c.real + c.imag * c.imag if jnp.iscomplexobj(c) else c * c
+    ss = jnp.sum(sq, axis=axes, keepdims=keepdim)
     # torch divides by max(0, n - correction): inf, or NaN for a zero sum of squares
-    return jnp.var(self, axis=dim, keepdims=keepdim) * n / 0.0
+    v = _div_exact(ss, n - correction) if n - correction > 0 else ss / 0.0
+    return v.astype(jnp.finfo(self.dtype).dtype)
 
 
 VAR = defop("var", _var_k, attrs=("dim", "correction", "keepdim"), self=_var_back)
@@ -683,7 +716,7 @@ def count_nonzero(input, dim=None):
 def _stat_mean_k(stat):
     def k(self, dim, correction, keepdim):
         v = _var_k(self, dim, correction, keepdim)
-        return (jnp.sqrt(v) if stat == "std" else v), jnp.mean(self, axis=dim, keepdims=keepdim)
+        return (jnp.sqrt(v) if stat == "std" else v), _mean_k(self, dim, keepdim)
     return k
 
 
