@@ -18,7 +18,7 @@ from ..engine.grad_mode import STATE, no_grad
 from .._mode import FUNC
 from ..tensor import Tensor, _make
 from ._args import no_out
-from .reduce import _mean_k
+from .reduce import _acc_dtype, _mean_k
 from ._table import call_op, defop, derive
 from .norm import _empty, _given, _optional_meta
 from .scatter import _grad_edges_only
@@ -416,10 +416,6 @@ def _acc(dt):
     return D.float32 if dt in (D.float16, D.bfloat16) else dt
 
 
-def _acc_np(a):
-    return jnp.float32 if a.dtype in (jnp.float16, jnp.bfloat16) else a.dtype
-
-
 def _rows(x):
     """(N, C, -1): the CUDA kernels' view of an input."""
     return x.reshape(x.shape[0], x.shape[1], -1)
@@ -463,7 +459,7 @@ def _cuda_input(name, input, grad_out=None):
 
 
 def _stats_k(input, eps):
-    mean, var = _moments(_rows(input).astype(_acc_np(input)))
+    mean, var = _moments(_rows(input).astype(_acc_dtype(input.dtype)))
     # (the InvStd transform: 0 for a zero variance with eps 0)
     invstd = jnp.where((var != 0) | (eps != 0), 1 / jnp.sqrt(var + eps), 0)
     return mean, invstd.astype(mean.dtype)
@@ -498,7 +494,7 @@ def batch_norm_stats(input, eps):
 def _elemt_k(input, weight, bias, mean, invstd, eps):
     c = input.shape[1]
     s = _bshape(input.ndim, c)
-    acc = _acc_np(input)
+    acc = _acc_dtype(input.dtype)
     out = (input.astype(acc) - mean.reshape(s).astype(acc)) * invstd.reshape(s).astype(acc)
     if _given(weight, (c,)):
         out = out * weight.reshape(s).astype(acc)

@@ -99,7 +99,7 @@ def _div_exact(s, n):
     return s / jax.lax.optimization_barrier(jnp.full(s.shape, n, s.dtype))
 
 
-def _acc(dtype):
+def _acc_dtype(dtype):
     """The dtype torch accumulates a mean or variance of `dtype` in."""
     return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
 
@@ -109,7 +109,7 @@ def _mean_k(x, axis=None, keepdims=False):
     division by a constant count is a multiplication by its reciprocal (_div_exact)."""
     axis = (axis,) if isinstance(axis, int) else axis
     n = x.size if axis is None else math.prod(x.shape[d] for d in axis)
-    s = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x.dtype))
+    s = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=_acc_dtype(x.dtype))
     return _div_exact(s, n).astype(x.dtype)
 
 
@@ -346,7 +346,7 @@ def _var_k(self, dim, correction, keepdim):
     n = math.prod(self.shape[d] for d in axes)
     if n == 0:
         return jnp.var(self, axis=dim, ddof=correction, keepdims=keepdim)  # (NaN)
-    x = self.astype(_acc(self.dtype))  # (no copy when it is that dtype)
+    x = self.astype(_acc_dtype(self.dtype))  # (no copy when it is that dtype)
     c = x - _mean_k(x, axes, keepdims=True)
     sq = c.real * c.real + c.imag * c.imag if jnp.iscomplexobj(c) else c * c
     ss = jnp.sum(sq, axis=axes, keepdims=keepdim)
