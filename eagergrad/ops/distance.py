@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from ._table import call_op, defop
-from .loss import _add_s
+from .pointwise import _add_s
 
 
 # ---- pairwise_distance and cosine_similarity --------------------------------------------

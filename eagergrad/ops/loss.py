@@ -8,7 +8,7 @@ share. Margin and embedding losses are in margin.py, ctc_loss in ctc.py, distanc
 `weight`/`pos_weight` that is not given travels as an empty tensor (the kernels branch
 on its static shape), and the node's `_saved_weight` shows None, as torch's.
 The ops torch composes in C++ (cross_entropy, kl_div...) live in nn/_functional/loss.py;
-the scalar mul/add/div entries here give them torch's MulBackward1/AddBackward1/
+pointwise.py's scalar mul/add/div entries give them torch's MulBackward1/AddBackward1/
 DivBackward1 nodes (a C++ `tensor * double`), which Python operators never record.
 """
 import jax
@@ -20,7 +20,7 @@ from ..creation import arange, zeros
 from ._autocast import autocast_op
 from .reduce import _mean_k
 from ._table import call_op, defop
-from .pointwise import where
+from .pointwise import _add_s, _div_s, _mul_s, where
 
 
 NONE, MEAN, SUM = 0, 1, 2
@@ -48,29 +48,6 @@ def _empty_meta(*names):
             out[k] = None if t.ndim == 1 and t._shape[0] == 0 else t
         return out
     return frozenset(k for k, _ in names), f
-
-
-# ---- scalar arithmetic as torch's C++ composites record it --------------------------------
-MUL_S = defop("mul_scalar", lambda self, other: self * jnp.asarray(other, self.dtype),
-              attrs=("other",), node="MulBackward1",
-              self=lambda grad, other: grad * other)
-ADD_S = defop("add_scalar", lambda self, other: self + jnp.asarray(other, self.dtype),
-              attrs=("other",), node="AddBackward1", self=lambda grad: grad)
-DIV_S = defop("div_scalar", lambda self, other: self / jnp.asarray(other, self.dtype),
-              attrs=("other",), node="DivBackward1",
-              self=lambda grad, other: grad / other)
-
-
-def _mul_s(t, v):
-    return call_op(MUL_S, (t,), (float(v),))
-
-
-def _add_s(t, v):
-    return call_op(ADD_S, (t,), (float(v),))
-
-
-def _div_s(t, v):
-    return call_op(DIV_S, (t,), (float(v),))
 
 
 # ---- xlogy (kl_div's XlogyBackward0) ------------------------------------------------------

@@ -8,9 +8,9 @@ import numpy as np
 from .. import _dtypes as D
 from ._autocast import autocast_op
 from ._table import call_op, defop
-from .pointwise import where
+from .pointwise import _add_s, where
 from .distance import pairwise_distance
-from .loss import (_add_s, _dims_str, _empty_meta, MEAN, _no_grad_arg, NONE, _norm,
+from .loss import (_dims_str, _empty_meta, MEAN, _no_grad_arg, NONE, _norm,
                    _not_implemented, _reduce, _reduce_t, _weight_or_empty)
 
 

@@ -730,3 +730,26 @@ def where(condition, input=None, other=None):
 
 
 _bool = D.bool_
+
+
+# ---- scalar arithmetic as torch's C++ composites record it --------------------------------
+MUL_S = defop("mul_scalar", lambda self, other: self * jnp.asarray(other, self.dtype),
+              attrs=("other",), node="MulBackward1",
+              self=lambda grad, other: grad * other)
+ADD_S = defop("add_scalar", lambda self, other: self + jnp.asarray(other, self.dtype),
+              attrs=("other",), node="AddBackward1", self=lambda grad: grad)
+DIV_S = defop("div_scalar", lambda self, other: self / jnp.asarray(other, self.dtype),
+              attrs=("other",), node="DivBackward1",
+              self=lambda grad, other: grad / other)
+
+
+def _mul_s(t, v):
+    return call_op(MUL_S, (t,), (float(v),))
+
+
+def _add_s(t, v):
+    return call_op(ADD_S, (t,), (float(v),))
+
+
+def _div_s(t, v):
+    return call_op(DIV_S, (t,), (float(v),))

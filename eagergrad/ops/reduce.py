@@ -431,7 +431,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     """
     import warnings
     from ..creation import tensor
-    from .loss import _mul_s
+    from .pointwise import _mul_s
     if isinstance(correction, bool) or not isinstance(correction, int):
         raise TypeError(f"cov(): argument 'correction' must be int, not "
                         f"{type(correction).__name__}")

@@ -11,7 +11,7 @@ from .._shapes import wrap_dim as _wrap_dim
 from ..engine.grad_mode import STATE
 from ..tensor import Tensor, _make
 from ._table import call_op, defop
-from .loss import _div_s, _mul_s
+from .pointwise import _div_s, _mul_s
 from .pointwise import where
 from .reduce import _return_type, _sum_dtype
 from .scatter import index_select, scatter_add

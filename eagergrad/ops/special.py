@@ -973,7 +973,7 @@ del _n, _k
 def special_ndtr(input):
     """torch.special.ndtr: the standard normal CDF, composed as torch's
     (1 + erf(x / sqrt 2)) / 2 (MulBackward1, AddBackward1, ErfBackward0, MulBackward1)."""
-    from .loss import _add_s, _mul_s
+    from .pointwise import _add_s, _mul_s
     from .unary import erf
     x = _to_float(input)
     return _mul_s(_add_s(erf(_mul_s(x, K._SQRT1_2)), 1.0), 0.5)

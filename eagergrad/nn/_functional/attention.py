@@ -20,7 +20,7 @@ from ...ops._autocast import autocast_op
 from ...ops.attention import _safe_softmax, _scaled_dot_product_flash_attention_for_cpu, baddbmm
 from ...ops.conv import constant_pad_nd
 from ...ops.linalg import bmm, matmul
-from ...ops.loss import _mul_s
+from ...ops.pointwise import _mul_s
 from ...ops.pointwise import where
 from ...ops.shape import cat
 from .dropout import dropout

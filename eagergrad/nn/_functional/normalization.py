@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from ... import _dtypes as D
 from ...ops import batchnorm as _B
-from ...ops.loss import _add_s
+from ...ops.pointwise import _add_s
 from ...ops.norm import layer_norm as _layer_norm
 from ._utils import _dims
 from .pooling import avg_pool2d, avg_pool3d
