@@ -34,7 +34,8 @@ from .creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empt
 from .engine.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: E402,F401
                                inference_mode, is_grad_enabled, is_inference_mode_enabled)
 from . import (accelerator, amp, autograd, backends, cpu, cuda,  # noqa: E402,F401
-               distributions, fft, func, linalg, signal, special, testing, viz)
+               distributed, distributions, fft, func, linalg, signal, special, testing,
+               viz)
 from .ops._autocast import (is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
                             get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
                             set_autocast_cache_enabled, clear_autocast_cache,

@@ -1,7 +1,9 @@
-"""Command line: `python -m eagergrad demo | run script.py [args] | coverage [--missing]`."""
+"""Command line: `python -m eagergrad demo | run [--nproc-per-node N] script.py [args] |
+coverage [--missing]`."""
 import sys
 
-USAGE = "usage: python -m eagergrad demo | run script.py [args] | coverage [--missing]"
+USAGE = ("usage: python -m eagergrad demo | run [--nproc-per-node N] script.py [args] | "
+         "coverage [--missing]")
 
 
 def main(argv):

@@ -1,6 +1,7 @@
-"""`python -m eagergrad run script.py [args]`: run an unchanged PyTorch script with
-`torch` and every `torch.*` submodule resolved to eagergrad's (real torch is never
-loaded), and `python -m eagergrad coverage`: how much of torch's public surface exists.
+"""`python -m eagergrad run [--nproc-per-node N] script.py [args]`: run an unchanged
+PyTorch script with `torch` and every `torch.*` submodule resolved to eagergrad's (real
+torch is never loaded; with N, in N processes as torchrun), and `python -m eagergrad
+coverage`: how much of torch's public surface exists.
 
 An import-system finder answers for `torch` and `torch.<sub>`: it hands out
 `eagergrad.<sub>`, and a submodule eagergrad lacks raises NotImplementedError naming
@@ -67,10 +68,16 @@ def install():
 
 
 def run(argv):
-    """Run script argv[0] with argv as its sys.argv, as `python script.py` would."""
+    """Run script argv[0] with argv as its sys.argv, as `python script.py` would; after
+    torchrun's options (`--nproc-per-node N`...), in N processes as torchrun would."""
+    from .distributed import run as torchrun
+    opts, argv = torchrun.parse(argv)
     if not argv:
-        print("usage: python -m eagergrad run script.py [args]", file=sys.stderr)
+        print("usage: python -m eagergrad run [--nproc-per-node N] script.py [args]",
+              file=sys.stderr)
         return 2
+    if opts:
+        return torchrun.launch(opts, argv)
     script = os.path.abspath(argv[0])
     if not os.path.isfile(script):
         print(f"python -m eagergrad run: can't open file {argv[0]!r}", file=sys.stderr)

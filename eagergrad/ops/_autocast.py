@@ -69,13 +69,16 @@ POLICIES = {"cpu": {**dict.fromkeys(_CPU_LOWER, LOWER), **dict.fromkeys(_CPU_FP3
 # the device types torch has autocast for (torch.amp.is_autocast_available)
 AVAILABLE = ("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone")
 
-# which accelerators jax has (every tensor is on the CPU without one)
-_ACCELERATORS = {"cuda": bool(_jax_devices("gpu")), "xla": bool(_jax_devices("tpu"))}
-_CPU_ONLY = not any(_ACCELERATORS.values())
+@functools.cache
+def _accelerators():
+    """Which accelerators jax has (every tensor is on the CPU without one); asked on first
+    use, as importing starts no jax backend."""
+    return {"cuda": bool(_jax_devices("gpu")), "xla": bool(_jax_devices("tpu"))}
 
 
 def _device_type(t):
-    return "cpu" if _CPU_ONLY else t.device.type
+    acc = _accelerators()
+    return t.device.type if acc["cuda"] or acc["xla"] else "cpu"
 
 
 def _eligible(t, dev):
@@ -286,7 +289,7 @@ def set_autocast_enabled(*args, **kwargs):
 
 
 def _enable(dev, enabled):
-    if enabled and _ACCELERATORS.get(dev):
+    if enabled and _accelerators().get(dev):
         # tensors can be there, and only the CPU's op lists are implemented
         raise NotImplementedError(f"eagergrad does not implement autocast on '{dev}' "
                                   "devices yet (torch's op lists for it)")

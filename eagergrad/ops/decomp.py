@@ -20,7 +20,7 @@ from ._table import call_op, defop
 from ._autocast import autocast_op
 from .pointwise import mul
 from .reduce import sum as _sum
-from .linalg import _HI, matmul
+from .linalg import _hi, matmul
 
 
 try:  # LAPACK's geqrf (not re-exported by jax.lax.linalg)
@@ -741,7 +741,7 @@ def _householder_k(input, tau):
 
     def step(q, vt):
         vi, ti = vt
-        w = jnp.einsum("...m,...mn->...n", jnp.conj(vi), q, precision=_HI)
+        w = jnp.einsum("...m,...mn->...n", jnp.conj(vi), q, precision=_hi())
         return q - (ti[..., None] * vi)[..., :, None] * w[..., None, :], None
     xs = (jnp.moveaxis(v[..., :k], -1, 0)[::-1], jnp.moveaxis(tau, -1, 0)[::-1])
     return jax.lax.scan(step, q, xs)[0]
@@ -808,9 +808,9 @@ def _ormqr_k(self, input2, input3, left, transpose):
     def step(c, vt):
         vi, ti = vt
         if left:  # (I - t v v^H) c
-            w = jnp.einsum("...m,...mn->...n", jnp.conj(vi), c, precision=_HI)
+            w = jnp.einsum("...m,...mn->...n", jnp.conj(vi), c, precision=_hi())
             return c - (ti[..., None] * vi)[..., :, None] * w[..., None, :], None
-        w = jnp.einsum("...nm,...m->...n", c, vi, precision=_HI)  # c (I - t v v^H)
+        w = jnp.einsum("...nm,...m->...n", c, vi, precision=_hi())  # c (I - t v v^H)
         return c - (ti[..., None] * w)[..., :, None] * jnp.conj(vi)[..., None, :], None
     return jax.lax.scan(step, input3, (vs, ts))[0]
 

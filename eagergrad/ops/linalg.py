@@ -3,6 +3,7 @@ nn.functional.bilinear) and dist. matmul is composed from mm/bmm/mv/dot and view
 as ATen composes it (at::matmul), so its graphs (MmBackward0, BmmBackward0,
 UnsafeViewBackward0, ...) are torch's; dist is one node, DistBackward0, as in torch.
 einsum is in einsum.py; triangles, solves and decompositions in decomp.py."""
+import functools
 import string
 
 import jax
@@ -19,13 +20,16 @@ from .inplace import inplace
 from .reduce import _vnorm_back, _vnorm_k
 
 
-# float32 matmuls in full precision, as torch: XLA's CPU default already is; on GPU/TPU
-# the default would use TF32/bfloat16 passes, so ask for "highest" there
-_HI = None if jax.default_backend() == "cpu" else "highest"
+@functools.cache
+def _hi():
+    """float32 matmuls in full precision, as torch: XLA's CPU default already is; on GPU/TPU
+    the default would use TF32/bfloat16 passes, so ask for "highest" there. Asked on first
+    use (at trace time), as importing starts no jax backend."""
+    return None if jax.default_backend() == "cpu" else "highest"
 
 
 def _mm_k(self, mat2):
-    return jnp.matmul(self, mat2, precision=_HI)
+    return jnp.matmul(self, mat2, precision=_hi())
 
 
 def _mm_meta(tensors, needs):
@@ -47,7 +51,7 @@ BMM = defop("bmm", _mm_k, inputs=("self", "mat2"),
 MV = defop("mv", _mm_k, inputs=("self", "vec"),
            self=lambda grad, vec: outer(grad, vec.conj()),
            vec=lambda grad, self: self.conj().t().mv(grad))
-DOT = defop("dot", lambda self, tensor: jnp.dot(self, tensor, precision=_HI),
+DOT = defop("dot", lambda self, tensor: jnp.dot(self, tensor, precision=_hi()),
             inputs=("self", "tensor"),
             self=lambda grad, tensor: grad * tensor.conj(),
             tensor=lambda grad, self: grad * self.conj())
@@ -263,7 +267,7 @@ def _maybe_multiply(t, s):
 
 
 def _addmm_k(self, mat1, mat2, beta, alpha, **sizes_and_strides):
-    out = jnp.matmul(mat1, mat2, precision=_HI)
+    out = jnp.matmul(mat1, mat2, precision=_hi())
     if not _is_one(alpha):
         out = out * alpha
     if beta == 0:  # torch ignores self then: nan and inf in it are not propagated
@@ -397,7 +401,7 @@ def _trilinear_k(i1, i2, i3, expand1, expand2, expand3, sumdim):
         return "".join(c for d, c in enumerate(letters) if d not in expand)
     out = "".join(c for d, c in enumerate(letters) if d not in sumdim)
     return jnp.einsum(f"{sub(expand1)},{sub(expand2)},{sub(expand3)}->{out}", i1, i2, i3,
-                      precision=_HI)
+                      precision=_hi())
 
 
 TRILINEAR = defop(

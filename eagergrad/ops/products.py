@@ -17,13 +17,13 @@ from . import shape as S
 from ._table import call_op, defop
 from ._autocast import autocast_op
 from .inplace import inplace
-from .linalg import _HI, _check_expand, _check_vectors, _maybe_multiply, _scalar_arg
+from .linalg import _hi, _check_expand, _check_vectors, _maybe_multiply, _scalar_arg
 from .pointwise import mul
 from .tensor_ops import _warn_once
 from .reduce import sum as _sum
 
 # ---- vdot, kron, tensordot, inner ---------------------------------------------------------
-VDOT = defop("vdot", lambda self, other: jnp.vdot(self, other, precision=_HI),
+VDOT = defop("vdot", lambda self, other: jnp.vdot(self, other, precision=_hi()),
              inputs=("self", "other"),
              self=lambda grad, other: grad.conj() * other,
              other=lambda grad, self: grad * self)
@@ -227,7 +227,7 @@ def _scalars(beta, alpha, dt):
 
 
 def _addmv_k(self, mat, vec, beta, alpha):
-    out = jnp.matmul(mat, vec, precision=_HI)
+    out = jnp.matmul(mat, vec, precision=_hi())
     if not L._is_one(alpha):
         out = out * alpha
     if beta == 0:  # torch ignores self then: its nan and inf are not propagated
@@ -360,7 +360,7 @@ def addr_(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 def _addbmm_k(self, batch1, batch2, beta, alpha):
-    out = jnp.einsum("bij,bjk->ik", batch1, batch2, precision=_HI).astype(self.dtype)
+    out = jnp.einsum("bij,bjk->ik", batch1, batch2, precision=_hi()).astype(self.dtype)
     if not L._is_one(alpha):
         out = out * alpha
     if beta == 0:
@@ -501,7 +501,7 @@ def _euclidean_k(x1, x2):
     n2 = jnp.sum(x2 * x2, -1, keepdims=True)
     a = jnp.concatenate([x1 * -2, n1, jnp.ones_like(n1)], -1)
     b = jnp.concatenate([x2, jnp.ones_like(n2), n2], -1)
-    return jnp.sqrt(jnp.maximum(jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_HI), 0))
+    return jnp.sqrt(jnp.maximum(jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_hi()), 0))
 
 
 def _euclidean_ratio(grad, result):
