@@ -175,3 +175,53 @@ def test_the_launcher_stops_the_others_when_one_rank_fails(tmp_path):
     assert got.returncode == 7
     assert time.monotonic() - t0 < 30
     assert "rank 1" in got.stderr
+
+
+def _summaries(text):
+    """{(rank, variant): [(name, values)]} of dist_ddp.py's lines."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("rank "):
+            continue
+        _, rank, variant, *fields = line.split()
+        out[rank, variant] = [(f.partition(":")[0], f.partition(":")[2].split("/"))
+                              for f in fields]
+    return out
+
+
+def test_ddp_between_two_processes_trains_as_torch_s():
+    """Plain SGD, Adam with no_sync accumulation, the fp16 compression hook and an unused
+    parameter (find_unused_parameters): after 10 steps both ranks hold the same parameters,
+    torch's (sums of parameters and of |grad| to 1e-12), and plain DDP is the whole batch
+    trained alone (DDP's averaging)."""
+    script = os.path.join(SCRIPTS, "dist_ddp.py")
+    want = _run("-m", "torch.distributed.run", "--nproc-per-node", "2", script, timeout=90)
+    got = _run("-m", "eagergrad", "run", "--nproc-per-node", "2", script, timeout=90)
+    assert want.returncode == 0, want.stderr
+    assert got.returncode == 0, got.stderr
+    w, g = _summaries(want.stdout), _summaries(got.stdout)
+    assert sorted(w) == sorted(g) and len(w) == 9
+    assert g["0", "alone_matches_ddp"] == [("True", [""])]
+    for (rank, variant), fields in g.items():
+        if variant == "alone_matches_ddp":
+            continue
+        assert fields == g["0" if rank == "1" else "1", variant]  # the replicas agree
+        for (name, values), (wname, wvalues) in zip(fields, w[rank, variant]):
+            assert name == wname
+            for a, b in zip(values, wvalues):
+                assert (a == b == "None") or float(a) == pytest.approx(float(b), rel=1e-12,
+                                                                        abs=1e-12), \
+                    (variant, name)
+
+
+def test_ddp_in_one_process_prints_torch_s():
+    """Graph, state-dict names, .grad versions through backward and no_sync, the
+    unfinished-reduction error at the next forward, find_unused_parameters, the repr,
+    comm hooks: as torch's DistributedDataParallel in a one-process gloo group."""
+    script = os.path.join(SCRIPTS, "dist_ddp_api.py")
+    want = _run(script, "torch", _port())
+    got = _run(script, "eagergrad", _port())
+    assert want.returncode == 0, want.stderr
+    assert got.returncode == 0, got.stderr
+    assert len(_lines(want.stdout)) == 12
+    assert _lines(got.stdout) == _lines(want.stdout)

@@ -18,9 +18,9 @@ LAYERS = [
     ["engine"],
     ["ops", "creation", "_sym"],
     ["linalg", "fft", "special", "signal", "nn", "optim", "utils", "serialization", "amp",
-     "spectral", "random", "return_types", "_lowrank", "_lobpcg", "storage"],
-    ["autograd", "distributed", "distributions", "func", "testing", "viz", "interop", "demo",
-     "runner", "__main__", "onnx", "_tensor_methods", "functional", "__init__", "jit", "compiler",
+     "spectral", "random", "return_types", "_lowrank", "_lobpcg", "storage", "distributed"],
+    ["autograd", "distributions", "func", "testing", "viz", "interop", "demo", "runner",
+     "__main__", "onnx", "_tensor_methods", "functional", "__init__", "jit", "compiler",
      "multiprocessing", "_control_flow", "library", "hub", "profiler", "_dynamo"],
 ]
 

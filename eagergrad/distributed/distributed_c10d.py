@@ -110,7 +110,8 @@ class group:
 
 class Work:
     """The handle of a collective run with `async_op=True`; the collective has already
-    finished when it is returned (jax dispatches it; reading the result waits)."""
+    finished when it is returned (jax dispatches it; reading the result waits). Its
+    future's value is the list of the collective's output tensors."""
 
     def __init__(self, result=None):
         self._result = result
@@ -132,6 +133,11 @@ class Work:
         f = Future()
         f.set_result(self._result)
         return f
+
+
+class BuiltinCommHookType(enum.Enum):
+    ALLREDUCE = 1
+    FP16_COMPRESS = 2
 
 
 class _State:
@@ -405,7 +411,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _put(tensor, _reduce(_gathered(tensor), op, tensor.dtype))
     if op == ReduceOp.AVG:  # (gloo sums, then divides in place: a version bump)
         tensor._version_counter.version += 1
-    return Work() if async_op else None
+    return Work([tensor]) if async_op else None
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -416,7 +422,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if not 0 <= src < pg.size():
         raise RuntimeError(f"ProcessGroupGloo::broadcast: invalid root rank: {src}")
     _put(tensor, _gathered(tensor)[src])
-    return Work() if async_op else None
+    return Work([tensor]) if async_op else None
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -430,7 +436,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         if tuple(t.shape) != tuple(tensor.shape):
             raise RuntimeError("ProcessGroupGloo::allgather: invalid tensor size")
         _put(t, value)
-    return Work() if async_op else None
+    return Work(list(tensor_list)) if async_op else None
 
 
 def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
@@ -449,7 +455,7 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
         raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor size at index 0 "
                            f"(expected ({', '.join(map(str, shape))}), got "
                            f"({', '.join(map(str, output_tensor.shape))}))")
-    return Work() if async_op else None
+    return Work([output_tensor]) if async_op else None
 
 
 def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -463,7 +469,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
     total = _reduce(_gathered(input), op, input.dtype)
     k = output.shape[0]
     _put(output, total[pg.rank() * k:(pg.rank() + 1) * k])
-    return Work() if async_op else None
+    return Work([output]) if async_op else None
 
 
 def _deprecated(name, new):
@@ -492,7 +498,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     n, r = pg.size(), pg.rank()
     k = input.shape[0] // n
     _put(output, np.concatenate([g[r * k:(r + 1) * k] for g in got]))
-    return Work() if async_op else None
+    return Work([output]) if async_op else None
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -502,7 +508,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     total = _reduce(_gathered(tensor), op, tensor.dtype)
     if pg.rank() == dst:
         _put(tensor, total)
-    return Work() if async_op else None
+    return Work([tensor]) if async_op else None
 
 
 def all_gather_object(object_list, obj, group=None):
