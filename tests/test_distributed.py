@@ -225,3 +225,19 @@ def test_ddp_in_one_process_prints_torch_s():
     assert got.returncode == 0, got.stderr
     assert len(_lines(want.stdout)) == 12
     assert _lines(got.stdout) == _lines(want.stdout)
+
+
+def test_ddp_on_8_devices_of_one_process_matches_one_device():
+    """The examples' MLP (SGD, momentum) and tiny GPT (AdamW) through DDP in a process with
+    8 simulated devices: the batch is split across them (outputs on 8 devices, not
+    replicated), the parameters stay replicated, and 10 float64 steps give the one-device
+    run's parameters and losses (1e-6, the issue's bound; they agree to ~1e-14)."""
+    got = _run(os.path.join(SCRIPTS, "dist_ddp_devices.py"), _port(), timeout=300)
+    assert got.returncode == 0, got.stderr
+    lines = _lines(got.stdout)
+    assert [ln.split(" | ")[0] for ln in lines] == ["mlp", "gpt"]
+    for line in lines:
+        fields = line.split(" | ")
+        assert fields[1].startswith("params True"), line
+        assert fields[2:] == ["losses True", "parameters [(8, True)]", "outputs [(8, False)]",
+                              "trained True"], line

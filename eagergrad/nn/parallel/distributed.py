@@ -9,6 +9,8 @@ averaged over the process group as torch's reducer does it.
   Without a comm hook each gradient is divided by the world size before the sum, as
   torch's reducer; a comm hook (`register_comm_hook`) gets a `GradBucket` and returns a
   future of the reduced buffer.
+* A process with several devices (simulated CPU devices, a TPU host) splits each batch
+  across them (`_LocalDevices`): the replica of a rank is itself data-parallel, inside XLA.
 * `no_sync()` leaves the gradients local (they accumulate); the next synced backward
   reduces the accumulated ones.
 * A parameter that gets no gradient leaves the reduction unfinished, and the next forward
@@ -94,9 +96,9 @@ class DistributedDataParallel(Module):
         if mixed_precision is not None:
             raise NotImplementedError("torch.nn.parallel.DistributedDataParallel("
                                       "mixed_precision=...)")
-        if device_mesh is not None or delay_all_reduce_named_params is not None:
-            raise NotImplementedError("torch.nn.parallel.DistributedDataParallel(device_mesh="
-                                      "/delay_all_reduce_named_params=...)")
+        if delay_all_reduce_named_params is not None:
+            raise NotImplementedError("torch.nn.parallel.DistributedDataParallel("
+                                      "delay_all_reduce_named_params=...)")
         group = c10d._world() if process_group is None else process_group
         params = []
         for p in module.parameters():
@@ -121,6 +123,10 @@ class DistributedDataParallel(Module):
         if init_sync:
             for t in list(module.parameters()) + list(module.buffers()):
                 c10d.broadcast(t.detach(), 0, group=group)
+        object.__setattr__(self, "_local", _LocalDevices.of(device_mesh))
+        if self._local is not None:
+            for t in list(module.parameters()) + list(module.buffers()):
+                self._local.replicate(t)
 
     def forward(self, *inputs, **kwargs):
         r = self._ddp
@@ -129,6 +135,9 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.training and self.process_group.size() > 1:
             for b in self.module.buffers():
                 c10d.broadcast(b.detach(), 0, group=self.process_group)
+        if self._local is not None:
+            inputs = tuple(self._local.split(t) for t in inputs)
+            kwargs = {k: self._local.split(v) for k, v in kwargs.items()}
         out = self.module(*inputs, **kwargs)
         if STATE.grad and self.require_backward_grad_sync:
             r.prepare_for_backward(out)
@@ -160,6 +169,50 @@ class DistributedDataParallel(Module):
         name = getattr(comm_hook_type, "name", str(comm_hook_type))
         hooks = {"ALLREDUCE": H.allreduce_hook, "FP16_COMPRESS": H.fp16_compress_hook}
         self.register_comm_hook(None, hooks[name])
+
+
+class _LocalDevices:
+    """The devices of this process, when it has several: DDP inside the process is XLA's.
+    The module's parameters and buffers are replicated on them and each input batch is
+    split across them (dim 0); every op then runs as one sharded program, whose gradients
+    XLA sums over the devices: the replicas' averaged gradient, as DDP's over ranks."""
+
+    def __init__(self, mesh):
+        from jax.sharding import NamedSharding, PartitionSpec
+        self.n = mesh.devices.size
+        self.whole = NamedSharding(mesh, PartitionSpec())
+        self.rows = NamedSharding(mesh, PartitionSpec(mesh.axis_names[0]))
+
+    @classmethod
+    def of(cls, device_mesh):
+        import jax
+        if device_mesh is not None:
+            if device_mesh.ndim != 1:
+                raise NotImplementedError("DistributedDataParallel over a mesh of more than "
+                                          "one dimension")
+            mesh = device_mesh.jax_mesh
+        else:
+            devices = jax.local_devices()
+            if len(devices) < 2:
+                return None
+            import numpy as np
+            mesh = jax.sharding.Mesh(np.array(devices), ("dp",))
+        return cls(mesh) if mesh.devices.size > 1 else None
+
+    def replicate(self, t):
+        import jax
+        t._write(jax.device_put(t._value, self.whole))
+
+    def split(self, t):
+        """A tensor input not requiring grad whose rows divide evenly, split across the
+        devices; anything else as it is (replicated: the same numbers, unsplit)."""
+        from ...tensor import Tensor
+        if (not isinstance(t, Tensor) or t.requires_grad or t.ndim == 0
+                or t.shape[0] % self.n):
+            return t
+        import jax
+        from ...creation import from_jax
+        return from_jax(jax.device_put(t._value, self.rows))
 
 
 class _Reducer:
