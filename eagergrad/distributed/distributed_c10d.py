@@ -408,7 +408,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """
     _check_tensor(tensor)
     _group(group)
-    _put(tensor, _reduce(_gathered(tensor), op, tensor.dtype))
+    if _STATE.jax_distributed:
+        _put(tensor, _reduce(_gathered(tensor), op, tensor.dtype))
+    else:  # (one process: the value is its own reduction; no trip through the host)
+        _reduce(np.zeros((1, 0), tensor.dtype.np), op, tensor.dtype)
     if op == ReduceOp.AVG:  # (gloo sums, then divides in place: a version bump)
         tensor._version_counter.version += 1
     return Work([tensor]) if async_op else None
