@@ -114,8 +114,8 @@ def test_two_processes_launched_as_torchrun_print_torch_s(tmp_path):
     collectives between the two processes give every rank torch's values."""
     script = tmp_path / "collectives.py"
     script.write_text(COLLECTIVES)
-    want = _run("-m", "torch.distributed.run", "--nproc-per-node", "2", str(script),
-                timeout=60)
+    want = _run("-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port",
+                _port(), str(script), timeout=60)
     t0 = time.monotonic()
     got = _run("-m", "eagergrad", "run", "--nproc-per-node", "2", str(script), timeout=60)
     assert time.monotonic() - t0 < 60
@@ -195,7 +195,8 @@ def test_ddp_between_two_processes_trains_as_torch_s():
     torch's (sums of parameters and of |grad| to 1e-12), and plain DDP is the whole batch
     trained alone (DDP's averaging)."""
     script = os.path.join(SCRIPTS, "dist_ddp.py")
-    want = _run("-m", "torch.distributed.run", "--nproc-per-node", "2", script, timeout=90)
+    want = _run("-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port",
+                _port(), script, timeout=90)
     got = _run("-m", "eagergrad", "run", "--nproc-per-node", "2", script, timeout=90)
     assert want.returncode == 0, want.stderr
     assert got.returncode == 0, got.stderr
