@@ -27,11 +27,11 @@ def _port():
 
 
 def _run(*args, env=None, timeout=120):
-    env = dict(os.environ, **(env or {}))
+    given = env or {}
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "XLA_FLAGS")}
+    env.update(given)  # (only what the test sets: none of the caller's torchrun variables)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    for k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "XLA_FLAGS"):
-        if k not in (env or {}):
-            env.pop(k, None)
     return subprocess.run([sys.executable, *args], capture_output=True, text=True,
                           timeout=timeout, cwd=HERE, env=env)
 
