@@ -57,26 +57,26 @@ def _lines(text):
     return [ln for ln in text.splitlines() if " | " in ln]
 
 
-def test_process_group_api_on_one_process_prints_torch_s():
-    script = os.path.join(SCRIPTS, "dist_api.py")
-    want = _run(script, "torch", _port())
-    got = _run(script, "eagergrad", _port())
+def _prints_torch_s(name, count, *args):
+    """tests/scripts/<name> run with torch and with eagergrad prints the same `count`
+    lines (`label | value`)."""
+    script = os.path.join(SCRIPTS, name)
+    want = _run(script, "torch", *[a() for a in args])
+    got = _run(script, "eagergrad", *[a() for a in args])
     assert want.returncode == 0, want.stderr
     assert got.returncode == 0, got.stderr
-    assert len(_lines(want.stdout)) == 39
+    assert len(_lines(want.stdout)) == count
     assert _lines(got.stdout) == _lines(want.stdout)
+
+
+def test_process_group_api_on_one_process_prints_torch_s():
+    _prints_torch_s("dist_api.py", 39, _port)
 
 
 def test_device_mesh_on_8_devices_prints_torch_s():
     """eagergrad: one process with 8 simulated CPU devices; torch: rank 0 of a fake group
     of 8. Shapes, slices, flattening, strides, coordinates and errors agree."""
-    script = os.path.join(SCRIPTS, "dist_mesh.py")
-    want = _run(script, "torch")
-    got = _run(script, "eagergrad")
-    assert want.returncode == 0, want.stderr
-    assert got.returncode == 0, got.stderr
-    assert len(_lines(want.stdout)) == 16
-    assert _lines(got.stdout) == _lines(want.stdout)
+    _prints_torch_s("dist_mesh.py", 16)
 
 
 COLLECTIVES = textwrap.dedent("""
@@ -219,13 +219,7 @@ def test_ddp_in_one_process_prints_torch_s():
     """Graph, state-dict names, .grad versions through backward and no_sync, the
     unfinished-reduction error at the next forward, find_unused_parameters, the repr,
     comm hooks: as torch's DistributedDataParallel in a one-process gloo group."""
-    script = os.path.join(SCRIPTS, "dist_ddp_api.py")
-    want = _run(script, "torch", _port())
-    got = _run(script, "eagergrad", _port())
-    assert want.returncode == 0, want.stderr
-    assert got.returncode == 0, got.stderr
-    assert len(_lines(want.stdout)) == 12
-    assert _lines(got.stdout) == _lines(want.stdout)
+    _prints_torch_s("dist_ddp_api.py", 12, _port)
 
 
 def test_ddp_on_8_devices_of_one_process_matches_one_device():

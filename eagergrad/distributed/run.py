@@ -3,11 +3,12 @@ starts N processes of `python -m eagergrad run script.py [args]` with torchrun's
 environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT...).
 When one fails, the others are stopped and its exit code is returned, as torchrun does."""
 import os
-import socket
 import subprocess
 import sys
 import time
 import uuid
+
+from ._store import _free_port
 
 _OPTIONS = {"--nproc-per-node": "nproc", "--nproc_per_node": "nproc",
             "--master-port": "port", "--master_port": "port",
@@ -36,12 +37,6 @@ def parse(argv):
     return opts, argv[i:]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def launch(opts, argv):
     """Run argv (a script and its arguments) in nproc local processes; their exit code."""
     nproc = opts.get("nproc", "1")
@@ -51,7 +46,7 @@ def launch(opts, argv):
                                   "each node's processes with torchrun's environment")
     addr = opts.get("addr", "127.0.0.1")
     port = str(opts["port"]) if "port" in opts and not opts.get("standalone") else \
-        str(_free_port())
+        str(_free_port(addr))
     run_id = str(uuid.uuid4())
     procs = []
     for rank in range(nproc):

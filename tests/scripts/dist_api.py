@@ -5,17 +5,12 @@ import importlib
 import os
 import sys
 
+from _show import show
+
 torch = importlib.import_module(sys.argv[1])
 dist = importlib.import_module(sys.argv[1] + ".distributed")
 PORT = sys.argv[2]
 
-
-def show(label, f):
-    try:
-        out = f()
-    except Exception as e:  # noqa: BLE001 (the error is what is compared)
-        out = f"{type(e).__name__}: {e}"
-    print(label, "|", out, flush=True)
 
 
 for k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):

@@ -3,22 +3,15 @@ or `eagergrad` as argv[1] and a free port as argv[2]; tests/test_distributed.py 
 Graph, state-dict names, .grad versions (with no_sync), the unfinished-reduction error,
 find_unused_parameters, the no-parameter error, the repr, the comm-hook rules."""
 import importlib
-import re
 import sys
+
+from _show import show
 
 torch = importlib.import_module(sys.argv[1])
 dist = importlib.import_module(sys.argv[1] + ".distributed")
 nn = torch.nn
 DDP = nn.parallel.DistributedDataParallel
 
-
-def show(label, f):
-    try:
-        out = f()
-    except Exception as e:  # noqa: BLE001 (the error is what is compared)
-        out = f"{type(e).__name__}: {e}"
-    print(label, "|", re.sub(r" at 0x[0-9a-f]+", "", str(out)).replace("\n", "\\n"),
-          flush=True)
 
 
 show("no group", lambda: DDP(nn.Linear(2, 2)))

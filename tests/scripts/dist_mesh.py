@@ -4,6 +4,8 @@ import importlib
 import os
 import sys
 
+from _show import show
+
 if sys.argv[1] == "eagergrad":
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 dist = importlib.import_module(sys.argv[1] + ".distributed")
@@ -12,13 +14,6 @@ if sys.argv[1] == "torch":
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
 from_mesh = importlib.import_module(sys.argv[1] + ".distributed.device_mesh")
 
-
-def show(label, f):
-    try:
-        out = f()
-    except Exception as e:  # noqa: BLE001 (the error is what is compared)
-        out = f"{type(e).__name__}: {e}"
-    print(label, "|", out, flush=True)
 
 
 init = from_mesh.init_device_mesh
