@@ -25,13 +25,13 @@ class DeviceMesh:
     >>> import eagergrad.distributed as dist; dist.destroy_process_group()
     """
 
-    def __init__(self, device_type, mesh, *, mesh_dim_names=None, _init_backend=True,
-                 _flattened=None):
+    def __init__(self, device_type, mesh, *, mesh_dim_names=None, backend_override=None,
+                 _init_backend=True):
         self.device_type = device_type
         self._ranks = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh,
                                  dtype=np.int64)
         self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
-        self._flattened = dict(_flattened or {})
+        self._flattened = {}  # name -> the mesh `_flatten(name)` made
         self._jax_mesh = None
 
     # ---- shape ------------------------------------------------------------------------
