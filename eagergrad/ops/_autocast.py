@@ -76,9 +76,13 @@ def _accelerators():
     return {"cuda": bool(_jax_devices("gpu")), "xla": bool(_jax_devices("tpu"))}
 
 
+@functools.cache
+def _cpu_only():
+    return not any(_accelerators().values())
+
+
 def _device_type(t):
-    acc = _accelerators()
-    return t.device.type if acc["cuda"] or acc["xla"] else "cpu"
+    return "cpu" if _cpu_only() else t.device.type
 
 
 def _eligible(t, dev):
