@@ -579,6 +579,9 @@ def call_op(op, tensors, attrs=(), _profiled=False):
     return _outputs(op, tensors, attrs, e, out)
 
 
+DTENSOR_DISPATCH = [None]  # set by eagergrad.distributed.tensor when imported
+
+
 def _call_views(op, tensors, attrs, static):
     """call_op with a view among the inputs. A view made by replay_in ops only (a
     transpose: x @ w.t() is one dot) is replayed inside the op's kernel, from its
@@ -589,7 +592,11 @@ def _call_views(op, tensors, attrs, static):
     capturing (NOTE [captured tensors] matches the arrays a kernel lifts to its input
     tensors' values). A view op whose output's shape is known (its executable ran once)
     and whose source is concrete makes its output without running: a lazy view, read
-    (concretely: Tensor._value) when needed."""
+    (concretely: Tensor._value) when needed. A DTensor (its chain is the empty tuple) goes
+    to torch.distributed.tensor's dispatch."""
+    for t in tensors:
+        if t._vchain is not None and not t._vchain:
+            return DTENSOR_DISPATCH[0](op, tensors, attrs)
     parts, arrays, replayed = [], [], False
     for t in tensors:
         ch = t._vchain

@@ -1,0 +1,106 @@
+"""DTensor ops, redistributions and gradients on a 4-rank mesh, printed line by line:
+argv[1] is `torch` (its single-process simulation, LocalTensorMode over a fake 4-rank
+group) or `eagergrad` (one process, 4 simulated CPU devices)."""
+import contextlib
+import importlib
+import os
+import sys
+
+from _show import show
+
+if sys.argv[1] == "torch":
+    import torch
+    import torch.distributed as dist
+    from torch.distributed._local_tensor import LocalTensorMode
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=4)
+    mode = LocalTensorMode(4)
+
+    def local(t, r):
+        return t.to_local()._local_tensors[r]
+else:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    import eagergrad as torch
+    mode = contextlib.nullcontext()
+
+    def local(t, r):
+        return t._locals[r]
+dt = importlib.import_module(sys.argv[1] + ".distributed.tensor")
+F = importlib.import_module(sys.argv[1] + ".nn.functional")
+S0, S1, R = dt.Shard(0), dt.Shard(1), dt.Replicate()
+
+
+def fmt(t):
+    return [round(v, 6) for v in t.flatten().tolist()]
+
+
+def lay(y):
+    """Placements, shape, every rank's local and the full value."""
+    return (y.placements, tuple(y.shape), [fmt(local(y, r)) for r in range(4)],
+            fmt(y.full_tensor()))
+
+
+with mode:
+    mesh = dt.init_device_mesh("cpu", (4,))
+    X = torch.arange(32.).reshape(8, 4).double() / 7
+    W = torch.arange(12.).reshape(4, 3).double() / 5
+    B = torch.arange(3.).double()
+
+    def d(t, p):
+        return dt.distribute_tensor(t, mesh, [p])
+    show("placements", lambda: (S0, S1, R, dt.Partial(), str(S0), str(R), str(dt.Partial()),
+                                S0 == dt.Shard(0), R == dt.Replicate(), S0 == S1))
+    for px in (S0, S1, R):
+        for pw in (S0, S1, R):
+            show(f"mm {px} {pw}", lambda: lay(d(X, px) @ d(W, pw)))
+    for px in (S0, S1, R):
+        show(f"linear {px}", lambda: lay(F.linear(d(X, px), d(W.t().contiguous(), R),
+                                                  d(B, R))))
+        show(f"sum {px}", lambda: lay(d(X, px).sum()))
+        show(f"sum0 {px}", lambda: lay(d(X, px).sum(0)))
+        show(f"sum1 {px}", lambda: lay(d(X, px).sum(1)))
+        show(f"mean0 {px}", lambda: lay(d(X, px).mean(0)))
+        show(f"amax0 {px}", lambda: lay(d(X, px).amax(0)))
+        show(f"relu {px}", lambda: lay(torch.relu(d(X, px) - 1)))
+        show(f"add R {px}", lambda: lay(d(X, px) + d(X, R)))
+        show(f"add S0 {px}", lambda: lay(d(X, px) + d(X, S0)))
+        show(f"add bias {px}", lambda: lay(d(X, px) + d(torch.arange(4.).double(), R)))
+        show(f"mul 2 {px}", lambda: lay(d(X, px) * 2))
+        show(f"add 1 {px}", lambda: lay(d(X, px) + 1))
+        show(f"t {px}", lambda: lay(d(X, px).t()))
+    for px in (S0, S1, R):
+        for py in (S0, S1, R):
+            show(f"redistribute {px} {py}", lambda: lay(d(X, px).redistribute(mesh, [py])))
+    U = torch.arange(18.).reshape(6, 3).double()
+    show("uneven 6 rows", lambda: lay(d(U, S0)))
+    show("uneven sum0", lambda: lay(d(U, S0).sum(0)))
+    show("uneven mm", lambda: lay(d(U, S0) @ d(W[:3], R)))
+    show("uneven S0 to S1", lambda: lay(d(U, S0).redistribute(mesh, [S1])))
+    show("uneven to R", lambda: lay(d(U, S0).redistribute(mesh, [R])))
+    pp = d(X, S1) @ d(W, R)
+    show("partial", lambda: lay(pp))
+    show("P+P", lambda: lay(pp + pp))
+    show("P*2", lambda: lay(pp * 2))
+    show("P*R", lambda: lay(pp * d(torch.ones(8, 3).double(), R)))
+    show("-P", lambda: lay(-pp))
+    show("P.sum", lambda: lay(pp.sum()))
+    show("P.relu", lambda: lay(pp.relu()))
+    show("P@R", lambda: lay(pp @ d(W.t().contiguous(), R)))
+    show("P.t", lambda: lay(pp.t()))
+    show("P to R", lambda: lay(pp.redistribute(mesh, [R])))
+    show("P to S0", lambda: lay(pp.redistribute(mesh, [S0])))
+    show("R to P", lambda: lay(d(X, R).redistribute(mesh, [dt.Partial()])))
+    for px, pw in ((S0, R), (S1, R), (R, S1), (S1, S0), (R, R)):
+        x, w, b = (d(t, p).requires_grad_() for t, p in ((X, px), (W, pw), (B, R)))
+        loss = (torch.tanh(x @ w + b) * 3).sum()
+        loss.backward()
+        show(f"grad values {px} {pw}", lambda: (
+            loss.placements, fmt(loss.full_tensor()), fmt(x.grad.full_tensor()),
+            fmt(w.grad.full_tensor()), fmt(b.grad.full_tensor())))
+        show(f"grad placements {px} {pw}", lambda: (
+            x.grad.placements, w.grad.placements, b.grad.placements,
+            [fmt(local(w.grad, r)) for r in range(4)]))
+    x, w = d(X, S0).requires_grad_(), d(W, R).requires_grad_()
+    y = (x @ w).redistribute(mesh, [R])
+    (y * y).sum().backward()
+    show("grad through redistribute", lambda: (lay(x.grad), lay(w.grad)))

@@ -1,0 +1,72 @@
+"""torch.distributed.tensor: DTensor ops (torch's sharding strategies, chosen by torch's
+cost model), redistributions (uneven shards included) and gradients, compared line by
+line, every rank's local included, with torch's own single-process simulation
+(LocalTensorMode over a fake 4-rank group). eagergrad runs in its own process with 4
+simulated CPU devices."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow  # (whole processes)
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.dirname(HERE)
+# torch's backward picks a sharding strategy for each backward op on its own, where
+# eagergrad's gradients take the duals of the forward placements (NOTE [DTensor's locals]):
+# the values agree, these placements do not yet.
+KNOWN = {"grad placements S(1) R", "grad placements R S(1)"}
+
+
+def _lines(which):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    got = subprocess.run([sys.executable, "dist_dtensor.py", which], capture_output=True,
+                         text=True, timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
+    assert got.returncode == 0, got.stderr
+    return dict(ln.split(" | ", 1) for ln in got.stdout.splitlines() if " | " in ln)
+
+
+@pytest.fixture(scope="module")
+def both():
+    return _lines("torch"), _lines("eagergrad")
+
+
+def test_dtensor_prints_torch_s(both):
+    want, got = both
+    assert len(want) == 86 and set(got) == set(want)
+    for label in want:
+        if label not in KNOWN:
+            assert got[label] == want[label], label
+
+
+@pytest.mark.xfail(strict=True, reason="gradient placements are the forward's duals, not "
+                   "what torch's backward strategies choose (values agree)")
+def test_dtensor_gradient_placements_as_torch_s(both):
+    want, got = both
+    assert all(got[k] == want[k] for k in KNOWN)
+
+
+def test_dtensor_unsupported_is_loud():
+    """An op with no strategy, an in-place op, a cross-rank read: NotImplementedError."""
+    probe = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import eagergrad as torch
+from eagergrad.distributed.tensor import distribute_tensor, Shard
+mesh = torch.distributed.init_device_mesh("cpu", (2,))
+x = distribute_tensor(torch.arange(8.).reshape(4, 2), mesh, [Shard(0)])
+for f in (lambda: x.softmax(0), lambda: x.add_(1), lambda: x.numpy(), lambda: x.cumsum(0)):
+    try:
+        f()
+        print("ran")
+    except NotImplementedError as e:
+        print("NotImplementedError", "DTensor" in str(e))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split("\n")[:4] == ["NotImplementedError True"] * 4, got.stdout
