@@ -579,6 +579,12 @@ def call_op(op, tensors, attrs=(), _profiled=False):
     return _outputs(op, tensors, attrs, e, out)
 
 
+class DTChain(tuple):
+    """The view chain of a DTensor (torch.distributed.tensor): empty, but not None, so
+    call_op hands an op with a DTensor input to _call_views, which dispatches it."""
+
+
+DT_CHAIN = DTChain()
 DTENSOR_DISPATCH = [None]  # set by eagergrad.distributed.tensor when imported
 
 
@@ -592,10 +598,10 @@ def _call_views(op, tensors, attrs, static):
     capturing (NOTE [captured tensors] matches the arrays a kernel lifts to its input
     tensors' values). A view op whose output's shape is known (its executable ran once)
     and whose source is concrete makes its output without running: a lazy view, read
-    (concretely: Tensor._value) when needed. A DTensor (its chain is the empty tuple) goes
+    (concretely: Tensor._value) when needed. A DTensor (its chain is a DTChain) goes
     to torch.distributed.tensor's dispatch."""
     for t in tensors:
-        if t._vchain is not None and not t._vchain:
+        if t._vchain.__class__ is DTChain:
             return DTENSOR_DISPATCH[0](op, tensors, attrs)
     parts, arrays, replayed = [], [], False
     for t in tensors:
@@ -751,9 +757,11 @@ def _forward_tangents(op, tensors, attrs, outs):
             o._fw = (FWD.gen, _make(a))
 
 
-def _record(op, tensors, attrs, outs, entry=None):
+def _record(op, tensors, attrs, outs, entry=None, keep_outputs=False):
     """Make the node for outputs `outs`: edges to the differentiable inputs, saved
     tensors for the formulas whose input needs a gradient, outputs wired to it.
+    `keep_outputs`: a saved output is kept as the tensor object (a DTensor's), not as
+    its array.
     (The hot path of every recorded op: one pass over the inputs, no generators.)
     `entry`, call_op's executable entry, keeps the node's static part (save plan, spec,
     signature, output metadata) per pattern of inputs needing a gradient: the entry's
@@ -829,7 +837,7 @@ def _record(op, tensors, attrs, outs, entry=None):
                 t._out_nr = j
     node._meta_in = meta
     for k, j in plan.outputs:
-        saved[k] = SavedTensor(outs[j], True)
+        saved[k] = SavedTensor(outs[j], not keep_outputs)
     node._spec = spec
     node._sig = sig
 

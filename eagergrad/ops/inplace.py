@@ -9,6 +9,7 @@ from ..engine.grad_mode import STATE
 from ..size import can_broadcast_to
 from .._mode import AUTOCAST, CAPTURING, COMPILING, DONATING, FUNC, FWD
 from ..tensor import Tensor, _make, _tangent
+from ._table import DTChain
 from .views import (check_no_overlap, check_no_partial_overlap, handle_view_on_rebase,
                     rebase_history)
 
@@ -206,6 +207,8 @@ def _write_result(self, out, fn=None):
         st = self._storage
         st.array = out._value
         st.generation += 1
+    elif self._vchain.__class__ is DTChain:  # a DTensor: rank by rank (distributed/tensor)
+        self._assign(out)
     else:
         self._write(out._value)
     self._version_counter.version += 1

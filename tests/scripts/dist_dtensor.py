@@ -104,3 +104,43 @@ with mode:
     y = (x @ w).redistribute(mesh, [R])
     (y * y).sum().backward()
     show("grad through redistribute", lambda: (lay(x.grad), lay(w.grad)))
+    for px, pw in ((S0, R), (S1, S0), (R, S1)):
+        x, w, b = (d(t, p).requires_grad_() for t, p in ((X, px), (W, pw), (B, R)))
+        for _ in range(2):  # (the second backward accumulates into .grad)
+            loss = torch.relu(F.linear(x, w.t(), b) - 2).mean()
+            loss.backward()
+        show(f"linear relu mean x2 {px} {pw}", lambda: (
+            str(loss.grad_fn.name()), loss.placements, lay(x.grad), lay(w.grad), lay(b.grad)))
+    t = X.clone().requires_grad_()
+    y = dt.DTensor.from_local(t, mesh, [R]) @ d(W, S1)
+    y.full_tensor().pow(2).sum().backward()
+    show("from_local, full_tensor", lambda: (lay(y), fmt(t.grad)))
+    x = d(X, S0).requires_grad_()
+    seen = []
+    x.register_hook(lambda g: seen.append(g.placements))
+    (x.sum(1) * d(torch.arange(8.).double(), S0)).sum().backward()
+    show("tensor hook", lambda: (seen, lay(x.grad), x.grad_fn, x.is_leaf))
+    y = d(X, S0)
+    v = y._version
+    y.add_(1)
+    y.mul_(d(X, S0))
+    show("in place", lambda: (lay(y), y._version - v))
+    mesh2 = dt.init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    for pl in ((S0, S1), (S0, R), (R, S0), (S1, S0), (S0, S0), (R, R)):
+        show(f"2-D {pl}", lambda: lay(dt.distribute_tensor(X, mesh2, list(pl))))
+        for pw in ((R, R), (R, S1), (S0, R)):
+            show(f"2-D mm {pl} {pw}", lambda: lay(dt.distribute_tensor(X, mesh2, list(pl)) @
+                                                  dt.distribute_tensor(W, mesh2, list(pw))))
+        show(f"2-D sum {pl}", lambda: lay(dt.distribute_tensor(X, mesh2, list(pl)).sum(0)))
+        show(f"2-D to (R, S1) {pl}", lambda: lay(dt.distribute_tensor(X, mesh2, list(pl))
+                                                 .redistribute(mesh2, [R, S1])))
+    x = dt.distribute_tensor(X, mesh2, [S0, R]).requires_grad_()
+    w = dt.distribute_tensor(W, mesh2, [R, S1]).requires_grad_()
+    torch.tanh(x @ w).sum().backward()
+    show("2-D grad", lambda: (lay(x.grad), lay(w.grad)))
+    y = d(X, S1) * 3
+    show("graph", lambda: (y.grad_fn is None, y.requires_grad))
+    x = d(X, S1).requires_grad_()
+    y = (x * 3).sum(0)
+    show("graph of an op", lambda: (y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(),
+                                    y.requires_grad, y.is_leaf))

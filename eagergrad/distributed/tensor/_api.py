@@ -3,33 +3,25 @@
 NOTE [DTensor's locals]
 A DTensor keeps one local tensor per mesh position (row-major over the mesh), as torch's
 single-process simulation (`LocalTensorMode`) does: rank r's shard, replica or partial
-term. The locals are ordinary tensors: an op on DTensors is the op on each rank's locals
-(`_dispatch.py`, with torch's sharding strategies), so autograd runs on the locals and a
-rank's gradient is the local one. Communication (`redistribute`) is a custom Function
-whose backward is torch's (the gradient goes back to the input's placements, Partial read
-as Replicate), not the adjoint of the local copies. A gradient's placements are the
-duals of the forward ones: Shard stays Shard, Partial becomes Replicate, and Replicate
-becomes Partial(sum) when the value fanned out into a sharded or partial result
-(`_fan_out`), as a replicated weight's gradient is in torch until reduced.
+term. The locals carry no autograd history. Autograd runs above them, as in torch: an op
+on DTensors (`_dispatch.py`) records its ordinary node on the DTensors, and the node's
+backward evaluates the op's formulas on DTensors (the path §5 of docs/design.md takes for
+create_graph), so each backward op chooses its own sharding strategy and a gradient's
+placements are the ones torch's backward gives (a replicated weight's gradient is Partial
+until reduced). `redistribute`, `from_local` and `to_local` are custom Functions with
+torch's backwards. A process holds every rank of the mesh, so `to_local()` is rank 0's
+local, and `from_local(t)` gives every rank `t`.
 """
 import numpy as np
 
-from ... import _dtypes as D
-from ...engine.engine import execute
 from ...engine.function import Function
 from ...engine.grad_mode import no_grad
+from ...ops._table import DT_CHAIN
 from ...ops.shape import cat
+from ..._storage import VersionCounter
 from ...tensor import Tensor
 from ..device_mesh import DeviceMesh
-from .placement_types import Partial, Placement, Replicate, Shard
-
-
-class _DTChain(tuple):
-    """The `_vchain` of a DTensor: not None, so call_op hands it to `_call_views`, which
-    dispatches it (ops/_table.py)."""
-
-
-DT_CHAIN = _DTChain()
+from .placement_types import Placement, Replicate, Shard
 
 
 class _Unsupported(NotImplementedError, AttributeError):
@@ -37,12 +29,12 @@ class _Unsupported(NotImplementedError, AttributeError):
 
 
 class _NoStorage:
+    generation = 0
+
     @property
     def array(self):
         raise _Unsupported("eagergrad does not implement this operation on a DTensor yet (it "
                            "would read the DTensor as one local array)")
-
-    generation = 0
 
 
 _NO_STORAGE = _NoStorage()
@@ -60,10 +52,6 @@ def _groups(shape, m):
     return np.moveaxis(idx, m, -1).reshape(-1, shape[m]).tolist()
 
 
-def _coords(shape):
-    return [np.unravel_index(i, shape) for i in range(int(np.prod(shape)))]
-
-
 def _reduce(ts, op):
     out = ts[0]
     for t in ts[1:]:
@@ -72,63 +60,36 @@ def _reduce(ts, op):
     return out / len(ts) if op == "avg" else out
 
 
-def _shard(t, n, d, c):
-    start, size = _chunks(t._shape[d], n)[c]
-    return t.narrow(d, start, size).clone()
-
-
 def _transform(locs, shape, src, dst):
-    """The locals of placements `dst` from those of `src` (no autograd: the caller's)."""
+    """The locals of placements `dst` made from those of `src`: first every mesh dim
+    that leaves Shard or Partial gathers or reduces (innermost first), then every mesh dim
+    that becomes Shard takes its chunk, or Partial(sum) its n-th (torch's R -> P)."""
     locs = list(locs)
-    coords = _coords(shape)
-    for m in reversed(range(len(shape))):  # first everything that leaves a mesh dim to R
-        a, b = src[m], dst[m]
-        if a == b or a.is_replicate():
-            continue
-        if b.is_partial():
-            raise RuntimeError(f"Can not redistribute from {a} to {b}, redistributing to "
-                               "Partial is for internal use only!")
-        for g in _groups(shape, m):
-            if a.is_shard():
-                full = cat([locs[i] for i in g], a.dim)
-            else:
-                full = _reduce([locs[i] for i in g], a.reduce_op)
-            for i in g:
-                locs[i] = full.clone()
-    for m in range(len(shape)):
-        a, b = src[m], dst[m]
-        if a == b or b.is_replicate():
-            continue
-        for i, c in enumerate(coords):
-            if b.is_shard():
-                locs[i] = _shard(locs[i], shape[m], b.dim, c[m])
-            elif b.reduce_op == "sum":  # R -> P(sum): each rank one n-th (torch's)
-                locs[i] = locs[i] / shape[m]
+    coords = [np.unravel_index(i, shape) for i in range(len(locs))]
+    with no_grad():
+        for m in reversed(range(len(shape))):
+            a, b = src[m], dst[m]
+            if a == b or a.is_replicate():
+                continue
+            if b.is_partial():
+                raise RuntimeError(f"Can not redistribute from {a} to {b}, redistributing to "
+                                   "Partial is for internal use only!")
+            for g in _groups(shape, m):
+                ts = [locs[i] for i in g]
+                full = cat(ts, a.dim) if a.is_shard() else _reduce(ts, a.reduce_op)
+                for i in g:
+                    locs[i] = full.clone()
+        for m in range(len(shape)):
+            a, b = src[m], dst[m]
+            if a == b or b.is_replicate():
+                continue
+            for i, c in enumerate(coords):
+                if b.is_shard():
+                    start, size = _chunks(locs[i]._shape[b.dim], shape[m])[c[m]]
+                    locs[i] = locs[i].narrow(b.dim, start, size).clone()
+                elif b.reduce_op == "sum":
+                    locs[i] = locs[i] / shape[m]
     return locs
-
-
-def _grad_placements(placements):
-    return tuple(Replicate() if p.is_partial() else p for p in placements)
-
-
-class _Redistribute(Function):
-    @staticmethod
-    def forward(ctx, spec, dst, *locs):
-        ctx.spec, ctx.dst = spec, dst
-        return tuple(_transform(locs, spec.mesh.shape, spec.placements, dst))
-
-    @staticmethod
-    def backward(ctx, *grads):
-        out = ctx.out  # the DTensor made: its gradient's placements (fan-out read)
-        src = out._grad_placements_now()
-        back = _grad_placements(ctx.spec.placements)
-        zs = [g if g is not None else _zeros_local(out, i) for i, g in enumerate(grads)]
-        return (None, None, *_transform(zs, ctx.spec.mesh.shape, src, back))
-
-
-def _zeros_local(dt, i):
-    loc = dt._locals[i]
-    return loc.new_zeros(loc._shape)
 
 
 class _Spec:
@@ -153,20 +114,20 @@ class DTensor(Tensor):
     @classmethod
     def _new(cls, locs, spec, shape, dtype):
         self = object.__new__(cls)
-        self._vchain = DT_CHAIN
         self._storage = _NO_STORAGE
-        self._shape = tuple(shape)
-        self.dtype = dtype
-        self._base = None
-        self._wrapped = self._inference = self._retains_grad = False
-        self._fw = self._hooks = self._post_acc_hooks = None
+        self._vchain = DT_CHAIN
+        self._version_counter = VersionCounter()
+        self._shape, self.dtype = tuple(shape), dtype
+        self._requires_grad = self._retains_grad = False
+        self._wrapped = self._inference = False
+        self._grad_fn = self._grad = self._accumulator_ref = self._base = None
+        self._hooks = self._post_acc_hooks = self._fw = self._stride = None
+        self._out_nr = self._offset = 0
         self._locals = list(locs)
         self._spec = spec
-        self._fan = [False] * len(spec.placements)  # NOTE [DTensor's locals]
-        self._rsrc = [[] for _ in spec.placements]
         return self
 
-    def __getattr__(self, name):  # (only for Tensor internals a DTensor does not set)
+    def __getattr__(self, name):  # (only Tensor internals a DTensor does not set)
         raise _Unsupported(f"eagergrad does not implement this operation on a DTensor yet (it "
                            f"reads Tensor.{name})")
 
@@ -198,87 +159,45 @@ class DTensor(Tensor):
         return (f"DTensor(local_tensor={self._locals[0]!r}, device_mesh={self._spec.mesh!r}, "
                 f"placements={self._spec.placements!r})")
 
-    # ---- autograd ------------------------------------------------------------------
-    @property
-    def requires_grad(self):
-        return self._locals[0].requires_grad
+    def _assign(self, out):
+        """An in-place op's result written into each rank's local (torch: the result's
+        placements must be this DTensor's)."""
+        if not isinstance(out, DTensor):
+            raise RuntimeError("in-place op on a DTensor got a plain tensor result")
+        if out.placements != self.placements:
+            raise RuntimeError(f"{self.placements} != {out.placements}: an in-place op on a "
+                               "DTensor must keep its placements")
+        for t, o in zip(self._locals, out._locals):
+            t._write(o._value)
+            t._version_counter.version += 1
 
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        self.requires_grad_(flag)
-
-    def requires_grad_(self, requires_grad=True):
-        for t in self._locals:
-            t.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def _requires_grad(self):
-        return self._locals[0]._requires_grad
-
-    @property
-    def grad_fn(self):
-        return self._locals[0].grad_fn
-
-    @property
-    def is_leaf(self):
-        return self._locals[0].is_leaf
-
-    def _grad_placements_now(self):
-        return tuple(Partial() if p.is_replicate() and self._fan[m] else
-                     (Replicate() if p.is_partial() else p)
-                     for m, p in enumerate(self._spec.placements))
-
-    @property
-    def grad(self):
-        gs = [t.grad for t in self._locals]
-        if all(g is None for g in gs):
-            return None
-        gs = [g if g is not None else _zeros_local(self, i) for i, g in enumerate(gs)]
-        return DTensor._new(gs, _Spec(self._spec.mesh, self._grad_placements_now()),
-                            self._shape, gs[0].dtype)
-
-    @grad.setter
-    def grad(self, value):
-        if value is None:
-            for t in self._locals:
-                t.grad = None
-            return
-        value = value.redistribute(self._spec.mesh, self._grad_placements_now())
-        for t, g in zip(self._locals, value._locals):
-            t.grad = g
-
-    def detach(self):
-        return DTensor._new([t.detach() for t in self._locals], self._spec, self._shape,
+    def _fresh_copy(self):
+        return DTensor._new([t._fresh_copy() for t in self._locals], self._spec, self._shape,
                             self.dtype)
 
+    def detach(self):
+        out = DTensor._new(self._locals, self._spec, self._shape, self.dtype)
+        out._version_counter = self._version_counter
+        return out
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        if inputs is not None:
-            raise NotImplementedError("eagergrad does not implement DTensor.backward(inputs=) "
-                                      "yet")
-        if gradient is None:
-            if int(np.prod(self._shape)) != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            seeds = [t.new_ones(t._shape) for t in self._locals]
-        else:
-            g = gradient.redistribute(self._spec.mesh, _grad_placements(self.placements))
-            seeds = g._locals
-        if not self._locals[0].requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have "
-                               "a grad_fn")
-        edges = [t._edge() for t in self._locals]
-        execute(edges, seeds, create_graph if retain_graph is None else retain_graph,
-                create_graph)
+        """As Tensor.backward; the implicit gradient of a scalar is ones_like(self) (a
+        Partial one is Replicate, as torch's ones_like)."""
+        if gradient is None and int(np.prod(self._shape)) == 1:
+            pl = tuple(Replicate() if p.is_partial() else p for p in self.placements)
+            gradient = DTensor._new([t.new_ones(t._shape) for t in self._locals],
+                                    _Spec(self._spec.mesh, pl), self._shape, self.dtype)
+        Tensor.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ---- layout --------------------------------------------------------------------
     def to_local(self, *, grad_placements=None):
-        """This rank's local tensor (rank 0's in a process that holds every rank)."""
-        return self._locals[0]
+        """This rank's local tensor: rank 0's, in a process that holds every rank."""
+        return _ToLocal.apply(self, grad_placements)
 
     def full_tensor(self, *, grad_placements=None):
         """The logical value, gathered and reduced."""
         rep = (Replicate(),) * len(self._spec.placements)
-        return self.redistribute(self._spec.mesh, rep).to_local()
+        return self.redistribute(self._spec.mesh, rep).to_local(grad_placements=grad_placements)
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op=False,
                      forward_dtype=None, backward_dtype=None):
@@ -292,7 +211,7 @@ class DTensor(Tensor):
             if b.is_partial() and a != b:
                 raise RuntimeError(f"Can not redistribute from {a} to {b}, redistributing "
                                    "to Partial is for internal use only!")
-        return _redistribute(self, dst)
+        return redistribute(self, dst)
 
     @staticmethod
     def from_local(local_tensor, device_mesh=None, placements=None, *, run_check=False,
@@ -305,51 +224,77 @@ class DTensor(Tensor):
         for m, p in enumerate(pl):
             if p.is_shard():
                 out_shape[p.dim] *= mesh.shape[m]
-        if shape is not None:
-            out_shape = list(shape)
-        n = int(np.prod(mesh.shape))
-        locs = _FromLocal.apply(_Spec(mesh, pl), n, local_tensor)
-        out = DTensor._new(locs, _Spec(mesh, pl), out_shape, local_tensor.dtype)
-        _FromLocal.last_out(locs, out)
-        return out
+        return _FromLocal.apply(local_tensor, _Spec(mesh, pl),
+                                tuple(shape) if shape is not None else tuple(out_shape))
+
+
+def _backward_placements(grad_pl, before):
+    """torch's _redistribute_backward: the gradient goes back to the input's placements,
+    except that a Partial input whose gradient is Shard or Replicate gets Replicate."""
+    return tuple(Replicate() if b.is_partial() and not g.is_partial() else b
+                 for g, b in zip(grad_pl, before))
+
+
+def _relaid(x, dst):
+    """x with placements `dst` (no autograd)."""
+    spec = x._spec
+    locs = _transform(x._locals, spec.mesh.shape, spec.placements, dst)
+    return DTensor._new(locs, _Spec(spec.mesh, dst), x._shape, x.dtype)
+
+
+class _Redistribute(Function):
+    @staticmethod
+    def forward(ctx, x, dst):
+        ctx.before = x._spec.placements
+        return _relaid(x, dst)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _relaid(g, _backward_placements(g.placements, ctx.before)), None
+
+
+def redistribute(x, dst):
+    """x with placements `dst`, differentiable (torch's Redistribute)."""
+    if tuple(dst) == x._spec.placements:
+        return x
+    return _Redistribute.apply(x, tuple(dst))
+
+
+def _replicated_only(spec, what):
+    """One process holds every rank: one plain tensor stands for every rank's local, which
+    only a replicated layout makes one value."""
+    if not all(p.is_replicate() for p in spec.placements):
+        raise NotImplementedError(
+            f"eagergrad does not implement the gradient of DTensor.{what} with Shard or "
+            "Partial placements in a process that holds every rank yet")
+
+
+class _ToLocal(Function):
+    @staticmethod
+    def forward(ctx, x, grad_placements):
+        ctx.spec = _Spec(x._spec.mesh, grad_placements or x._spec.placements)
+        ctx.shape = x._shape
+        return x._locals[0].detach()
+
+    @staticmethod
+    def backward(ctx, g):
+        _replicated_only(ctx.spec, "to_local()")
+        n = int(np.prod(ctx.spec.mesh.shape))
+        return DTensor._new([g.clone() for _ in range(n)], ctx.spec, ctx.shape, g.dtype), None
 
 
 class _FromLocal(Function):
     @staticmethod
-    def forward(ctx, spec, n, t):
+    def forward(ctx, t, spec, shape):
         ctx.spec = spec
-        return tuple(t.clone() for _ in range(n))
+        n = int(np.prod(spec.mesh.shape))
+        return DTensor._new([t.detach().clone() for _ in range(n)], spec, shape, t.dtype)
 
     @staticmethod
-    def backward(ctx, *grads):
-        out = ctx.out
-        if any(not p.is_replicate() for p in ctx.spec.placements):
-            raise NotImplementedError(
-                "eagergrad does not implement the gradient of DTensor.from_local with Shard or "
-                "Partial placements in a process that holds every rank yet (each rank's local "
-                "would be this one tensor)")
-        zs = [g if g is not None else _zeros_local(out, i) for i, g in enumerate(grads)]
-        rep = (Replicate(),) * len(ctx.spec.placements)
-        zs = _transform(zs, ctx.spec.mesh.shape, out._grad_placements_now(), rep)
-        return None, None, zs[0]
-
-    @staticmethod
-    def last_out(locs, out):
-        fn = locs[0].grad_fn
-        if fn is not None:
-            fn.out = out
-
-
-def _redistribute(x, dst):
-    spec = x._spec
-    if tuple(dst) == spec.placements:
-        return x
-    locs = _Redistribute.apply(spec, tuple(dst), *x._locals)
-    out = DTensor._new(locs, _Spec(spec.mesh, dst), x._shape, x.dtype)
-    fn = locs[0].grad_fn
-    if fn is not None:
-        fn.out = out
-    return out
+    def backward(ctx, g):
+        _replicated_only(ctx.spec, "from_local()")
+        back = _backward_placements(g.placements, ctx.spec.placements)
+        return _relaid(g, back)._locals[0], None, None
 
 
 def _default_mesh():
@@ -372,7 +317,7 @@ def _normalize(placements, mesh, ndim):
 
 
 def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_rank=0):
-    """Split (or replicate) `tensor` over `device_mesh` by `placements`; a leaf that
+    """Split (or replicate) `tensor` over `device_mesh` by `placements`: a leaf that
     requires grad as `tensor` does.
 
     >>> import eagergrad as torch
@@ -385,20 +330,15 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
     if not isinstance(mesh, DeviceMesh):
         raise TypeError(f"device_mesh must be a DeviceMesh, got {type(mesh)}")
     pl = _normalize(placements or [Replicate()] * mesh.ndim, mesh, tensor.ndim)
-    for p in pl:
-        if p.is_partial():
-            raise NotImplementedError("eagergrad does not implement distribute_tensor with "
-                                      "Partial placements yet")
+    if any(p.is_partial() for p in pl):
+        raise NotImplementedError("eagergrad does not implement distribute_tensor with "
+                                  "Partial placements yet")
     n = int(np.prod(mesh.shape))
     with no_grad():
         base = tensor.detach()
-        locs = _transform([base] * n, mesh.shape, (Replicate(),) * mesh.ndim, pl)
-        locs = [t if t is not base else t.clone() for t in locs]
+        locs = _transform([base.clone() for _ in range(n)], mesh.shape,
+                          (Replicate(),) * mesh.ndim, pl)
     out = DTensor._new(locs, _Spec(mesh, pl), tensor._shape, tensor.dtype)
     if tensor.requires_grad:
         out.requires_grad_()
     return out
-
-
-def _dtype_of(t):
-    return t.dtype if isinstance(t, Tensor) else D.get_default_dtype()

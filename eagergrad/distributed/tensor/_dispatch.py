@@ -2,9 +2,11 @@
 then the op on each rank's locals (NOTE [DTensor's locals] in _api.py).
 
 A strategy is (the placements each DTensor input must have, the output's placements).
-Like torch, an op lists its candidate strategies, drops those that would shard a dim
-shorter than the mesh dim, and takes the cheapest redistribution of its inputs (the
-first one on a tie). An op with no strategy here raises NotImplementedError naming it.
+Like torch, an op lists its candidate strategies (mm drops those that would shard a dim
+shorter than the mesh dim) and takes the cheapest redistribution of its inputs by
+torch's cost model over torch's greedy plan (the first one on a tie). The op then runs
+on each rank's locals with grad mode off, and its node is recorded on the DTensors. An op
+with no strategy here raises NotImplementedError naming it.
 """
 import itertools
 
@@ -12,11 +14,12 @@ import numpy as np
 
 from ...ops import _table
 from ...tensor import Tensor
-from ._api import DTensor, _redistribute, _Spec
+from ...engine.grad_mode import STATE, no_grad
+from ._api import DTensor, _relaid, _Spec
 from .placement_types import Partial, Replicate, Shard
 
 _R = Replicate()
-_LINEAR_UNARY = {"neg", "clone", "positive"}
+_LINEAR_UNARY = {"neg", "clone", "positive", "mul_scalar", "div_scalar", "conj_physical"}
 _POINTWISE = {
     "add", "sub", "mul", "div", "neg", "relu", "gelu", "silu", "tanh", "sigmoid", "exp",
     "log", "sqrt", "rsqrt", "pow", "abs", "sin", "cos", "square", "reciprocal", "clone",
@@ -24,6 +27,8 @@ _POINTWISE = {
     "erf", "softplus", "leaky_relu", "elu", "hardtanh", "threshold", "sign", "floor",
     "ceil", "round", "trunc", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
     "rsub", "mish", "hardswish", "hardsigmoid", "sgn", "positive", "_to_copy",
+    "rsub_scalar", "mul_scalar", "add_scalar", "div_scalar", "threshold_backward",
+    "hardtanh_backward", "leaky_relu_backward", "conj_physical",
 }
 _REDUCE = {"sum": "sum", "sum_dim": "sum", "mean": "avg", "mean_dim": "avg",
            "amax": "max", "amin": "min"}
@@ -39,6 +44,27 @@ def _ring(bytes_gb, devices, bw, lat, hops):
     return 6.6 + hops * lat + (bytes_gb * hops / devices) / bw * 1e6
 
 
+def _steps(src, dst, shards):
+    """torch's greedy redistribution plan: (mesh dim, from, to) steps, innermost mesh dim
+    first when the source is sharded (a nested shard that would be misaligned goes
+    through Replicate), then what remains outermost first."""
+    cur, steps = list(src), []
+    if shards > 1:
+        for m in reversed(range(len(cur))):
+            c, t = cur[m], dst[m]
+            if t.is_shard() and [i for i in range(m) if cur[i].is_shard(t.dim)] != \
+                    [i for i in range(m) if dst[i].is_shard(t.dim)]:
+                t = _R
+            if c != t:
+                steps.append((m, c, t))
+                cur[m] = t
+    for m, (c, t) in enumerate(zip(cur, dst)):
+        if c != t:
+            steps.append((m, c, t))
+            cur[m] = t
+    return steps
+
+
 def _cost(x, dst):
     src = x._spec.placements
     if all(p.is_replicate() for p in src) or src == tuple(dst):
@@ -48,9 +74,7 @@ def _cost(x, dst):
     shards = int(np.prod([mesh.shape[m] for m, p in enumerate(src) if p.is_shard()] or [1]))
     gb = x.dtype.itemsize * int(np.prod(x._shape)) / shards / 1024 ** 3
     cost = 0.0
-    for m, (a, b) in enumerate(zip(src, dst)):
-        if a == b:
-            continue
+    for m, a, b in _steps(src, dst, shards):
         n, bw, lat = mesh.shape[m], bws[m], lats[m]
         if a.is_shard() and b.is_replicate():
             gb *= n
@@ -84,12 +108,9 @@ def _choose(mesh, dts, candidates):
     """The cheapest candidate (inputs' placements, output's placements); ties: the first."""
     best, best_cost = None, float("inf")
     for ins, out, out_shape in candidates:
-        if not _shardable(out_shape, out, mesh) or any(
-                x is not None and not _shardable(x._shape, p, mesh) for x, p in zip(dts, ins)):
-            continue
         c = sum(_cost(x, p) for x, p in zip(dts, ins) if x is not None)
         if c < best_cost:
-            best, best_cost = (ins, out), c
+            best, best_cost = (ins, out, out_shape), c
     return best
 
 
@@ -176,7 +197,7 @@ def _reduction(op, tensors, attrs, mesh):
             out.append(_R)
     shape = tuple(1 if d in dims else s for d, s in enumerate(x._shape)) if keep else \
         tuple(s for d, s in enumerate(x._shape) if d not in dims)
-    return [x], [([tuple(ins)], tuple(out), shape)]
+    return [x], [([tuple(ins)], tuple(out), shape)]  # (x: the op's one tensor)
 
 
 _MM = (((_R, _R), _R), ((Shard(0), _R), Shard(0)), ((_R, Shard(1)), Shard(1)),
@@ -204,7 +225,10 @@ def _mm(op, tensors, attrs, mesh):
                 else:
                     pc.append(p)
             ins = [tuple(pc)] + ins
-        cands.append((ins, out, out_shape))
+        # (torch's mm strategies drop those that would shard a dim shorter than the mesh)
+        if _shardable(out_shape, out, mesh) and all(
+                _shardable(t._shape, p, mesh) for t, p in zip(tensors, ins)):
+            cands.append((ins, out, out_shape))
     dts = [t if isinstance(t, DTensor) else None for t in tensors]
     return dts, cands
 
@@ -221,17 +245,139 @@ def _transpose(op, tensors, attrs, mesh):
     return [x], [([x._spec.placements], out, tuple(shape))]
 
 
-_RULES = {"mm": _mm, "addmm": _mm, "t": _transpose, "transpose": _transpose}
+def _expand(op, tensors, attrs, mesh):
+    """expand: a shard keeps its dim (shifted by the new leading dims) unless that dim
+    broadcasts (then Replicate); Partial and Replicate stay."""
+    (x,) = tensors
+    size = tuple(attrs[op.attr_names.index("size")])
+    lead = len(size) - len(x._shape)
+    shape = tuple(s if s != -1 else x._shape[i - lead] for i, s in enumerate(size))
+    ins, out = [], []
+    for p in x._spec.placements:
+        if p.is_shard() and x._shape[p.dim] == shape[p.dim + lead]:
+            ins.append(p)
+            out.append(Shard(p.dim + lead))
+        elif p.is_shard():
+            ins.append(_R)
+            out.append(_R)
+        else:
+            ins.append(p)
+            out.append(p)
+    return [x], [([tuple(ins)], tuple(out), shape)]
+
+
+def _view_groups(a, b):
+    """The dims of shapes a and b grouped so each group's sizes have equal products
+    (size-1 dims join the group at hand)."""
+    groups, i, j = [], 0, 0
+    while i < len(a) or j < len(b):
+        gi, gj, pa, pb = [], [], 1, 1
+        while True:
+            if pa == pb and gi and gj:
+                while i < len(a) and a[i] == 1 and (j >= len(b) or b[j] != 1):
+                    gi.append(i)
+                    i += 1
+                while j < len(b) and b[j] == 1 and (i >= len(a) or a[i] != 1):
+                    gj.append(j)
+                    j += 1
+                break
+            if i < len(a) and (pa <= pb or j >= len(b)):
+                gi.append(i)
+                pa *= a[i]
+                i += 1
+            elif j < len(b):
+                gj.append(j)
+                pb *= b[j]
+                j += 1
+            else:
+                break
+        groups.append((gi, gj))
+    return groups
+
+
+def _view(op, tensors, attrs, mesh):
+    """view/reshape: a shard stays on its group's first real dim when the group keeps
+    it whole (same size) or splits it evenly; anything else raises."""
+    (x,) = tensors
+    shape = tuple(attrs[op.attr_names.index("size")])
+    groups = _view_groups(x._shape, shape)
+    out = []
+    for m, p in enumerate(x._spec.placements):
+        if not p.is_shard():
+            out.append(p)
+            continue
+        gi, gj = next(g for g in groups if p.dim in g[0])
+        real_in = [d for d in gi if x._shape[d] != 1]
+        real_out = [d for d in gj if shape[d] != 1]
+        n = mesh.shape[m]
+        if real_in and real_out and p.dim == real_in[0] and (
+                len(real_in) == len(real_out) == 1 or shape[real_out[0]] % n == 0 and
+                x._shape[p.dim] % n == 0):
+            out.append(Shard(real_out[0]))
+        else:
+            raise NotImplementedError(f"eagergrad does not implement aten.{op.name} of a "
+                                      f"DTensor sharded as {p} to shape {list(shape)} yet")
+    return [x], [([x._spec.placements], tuple(out), shape)]
+
+
+def _local_view(attrs, x, names, global_in):
+    """The local target shape of a view: each group's sharded output dim takes what the
+    local input leaves."""
+    size = list(attrs[names.index("size")])
+    for gi, gj in _view_groups(global_in, tuple(size)):
+        local = int(np.prod([x._shape[d] for d in gi])) if gi else 1
+        full = int(np.prod([global_in[d] for d in gi])) if gi else 1
+        if local != full:
+            real = [d for d in gj if size[d] != 1]
+            rest = int(np.prod([size[d] for d in real[1:]])) if real[1:] else 1
+            size[real[0]] = local // rest
+    return tuple(size)
+
+
+def _local_expand(attrs, x, names, global_in):
+    """The local target of an expand: a dim that is not broadcast keeps the local size."""
+    size = list(attrs[names.index("size")])
+    lead = len(size) - len(x._shape)
+    for i in range(len(x._shape)):
+        if size[i + lead] in (-1, global_in[i]):
+            size[i + lead] = x._shape[i]
+    return size
+
+
+def _unsqueeze(op, tensors, attrs, mesh):
+    (x,) = tensors
+    d = attrs[0] % (len(x._shape) + 1)
+    out = tuple(Shard(p.dim + (p.dim >= d)) if p.is_shard() else p for p in x._spec.placements)
+    shape = x._shape[:d] + (1,) + x._shape[d:]
+    return [x], [([x._spec.placements], out, shape)]
+
+
+def _permute(op, tensors, attrs, mesh):
+    (x,) = tensors
+    dims = [d % len(x._shape) for d in attrs[0]]
+    out = tuple(Shard(dims.index(p.dim)) if p.is_shard() else p for p in x._spec.placements)
+    return [x], [([x._spec.placements], out, tuple(x._shape[d] for d in dims))]
+
+
+_RULES = {"mm": _mm, "addmm": _mm, "unsqueeze": _unsqueeze, "permute": _permute,
+          "expand": _expand, "view": _view, "_unsafe_view": _view, "t": _transpose,
+          "transpose": _transpose}
 _RULES.update(dict.fromkeys(_POINTWISE, _pointwise))
 _RULES.update(dict.fromkeys(_REDUCE, _reduction))
 
 
 # ---- running an op -----------------------------------------------------------------------
-def _local_attrs(op, attrs, tensors):
+def _local_attrs(op, attrs, tensors, global_in=None):
     """Attributes that describe an input's shape, recomputed for the local tensors."""
     if not attrs:
         return attrs
     out = list(attrs)
+    if op.name == "expand":
+        out[op.attr_names.index("size")] = tuple(_local_expand(attrs, tensors[0],
+                                                               op.attr_names, global_in))
+    elif op.name in ("view", "_unsafe_view"):
+        out[op.attr_names.index("size")] = _local_view(attrs, tensors[0], op.attr_names,
+                                                       global_in)
     for i, name in enumerate(op.attr_names):
         for suffix, get in (("_sym_sizes", lambda t: t._shape),
                             ("_sym_strides", lambda t: t.stride()),
@@ -243,18 +389,25 @@ def _local_attrs(op, attrs, tensors):
     return tuple(out)
 
 
-def _fan_out(x, m):
-    """x (replicated on mesh dim m) fed a sharded or partial result: its gradient, and
-    that of the replicated values it came from, is Partial on m."""
-    stack = [x]
-    while stack:
-        t = stack.pop()
-        if not t._fan[m]:
-            t._fan[m] = True
-            stack.extend(t._rsrc[m])
+def _node_class(op):
+    """op's node class, run by evaluating its formulas on tensors (DTensors): the same
+    class name as torch's (MmBackward0), never fused."""
+    cls = _NODES.get(op)
+    if cls is None:
+        def apply(self, grads):
+            if all(g is None for g in grads):
+                return [None] * len(self._next)
+            return self._apply_recorded(grads)
+        cls = _NODES[op] = type(op.Node.__name__, (op.Node,), {"__slots__": (),
+                                                               "apply": apply})
+    return cls
+
+
+_NODES = {}
 
 
 def dispatch(op, tensors, attrs):
+    """call_op for an op with a DTensor input (NOTE [DTensor's locals])."""
     dtensors = [t for t in tensors if isinstance(t, DTensor)]
     mesh = dtensors[0]._spec.mesh
     for t in tensors:
@@ -271,34 +424,27 @@ def dispatch(op, tensors, attrs):
         raise NotImplementedError(f"eagergrad does not implement the operator aten.{op.name} "
                                   "on DTensors yet")
     dts, cands = rule(op, tensors, attrs, mesh)
-    if op.name in _REDUCE or op.name in ("t", "transpose"):
-        dts = [tensors[0]]
     chosen = _choose(mesh, dts, cands)
     if chosen is None:
         raise NotImplementedError(f"eagergrad found no sharding strategy for aten.{op.name} "
                                   "on these placements")
-    ins, out_pl = chosen
-    moved = []
-    for t, pl in zip(tensors, ins if len(ins) == len(tensors) else [ins[0]]):
-        moved.append(_redistribute(t, pl) if isinstance(t, DTensor) else t)
-    moved += list(tensors[len(moved):])
-    n = int(np.prod(mesh.shape))
+    ins, out_pl, shape = chosen
+    moved = [_relaid(t, pl) if isinstance(t, DTensor) and pl != t._spec.placements else t
+             for t, pl in zip(tensors, ins)]
     outs = []
-    for r in range(n):
-        locs = [t._locals[r] if isinstance(t, DTensor) else t for t in moved]
-        o = _table.call_op(op, tuple(locs), _local_attrs(op, attrs, locs))
-        if isinstance(o, tuple):
-            raise NotImplementedError(f"eagergrad does not implement aten.{op.name} on "
-                                      "DTensors yet (several outputs)")
-        outs.append(o)
-    shape = [c for c in cands if c[1] == out_pl][0][2]
+    with no_grad():
+        for r in range(int(np.prod(mesh.shape))):
+            locs = tuple(t._locals[r] if isinstance(t, DTensor) else t for t in moved)
+            o = _table.call_op(op, locs, _local_attrs(op, attrs, locs, tensors[0]._shape))
+            if isinstance(o, tuple):
+                raise NotImplementedError(f"eagergrad does not implement aten.{op.name} on "
+                                          "DTensors yet (several outputs)")
+            outs.append(o)
     out = DTensor._new(outs, _Spec(mesh, out_pl), shape, outs[0].dtype)
-    for t, pl in zip(moved, ins):
-        if isinstance(t, DTensor):
-            for m, p in enumerate(pl):
-                if p.is_replicate():
-                    if out_pl[m].is_replicate():
-                        out._rsrc[m].append(t)
-                    else:
-                        _fan_out(t, m)
+    if STATE.grad and op.diff_inputs and any(
+            tensors[i]._requires_grad for i in op.diff_index if i < len(tensors)):
+        _table._record(op, tensors, attrs, (out,), None, keep_outputs=True)
+        if out._grad_fn is not None:
+            out._grad_fn.__class__ = _node_class(op)
+            out._grad_fn._sig = None
     return out
