@@ -5,6 +5,7 @@
 >>> mesh = torch.distributed.init_device_mesh("cpu", (1,))
 >>> (distribute_tensor(torch.ones(4), mesh, [Shard(0)]) * 2).full_tensor()
 tensor([2., 2., 2., 2.])
+>>> torch.distributed.destroy_process_group()
 """
 from ...ops import _table
 from ..device_mesh import DeviceMesh, init_device_mesh  # noqa: F401

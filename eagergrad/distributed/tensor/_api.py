@@ -107,6 +107,7 @@ class DTensor(Tensor):
     >>> mesh = torch.distributed.init_device_mesh("cpu", (1,))
     >>> distribute_tensor(torch.ones(4, 2), mesh, [Shard(0)]).placements
     (Shard(dim=0),)
+    >>> torch.distributed.destroy_process_group()
     """
 
     __module__ = "eagergrad.distributed.tensor"
@@ -325,6 +326,7 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
     >>> mesh = torch.distributed.init_device_mesh("cpu", (1,))
     >>> distribute_tensor(torch.ones(2), mesh, [Replicate()]).full_tensor()
     tensor([1., 1.])
+    >>> torch.distributed.destroy_process_group()
     """
     mesh = device_mesh or _default_mesh()
     if not isinstance(mesh, DeviceMesh):
