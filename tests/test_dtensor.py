@@ -15,25 +15,31 @@ HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
 
 
-def _lines(which):
+def _lines(script, which):
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    got = subprocess.run([sys.executable, "dist_dtensor.py", which], capture_output=True,
-                         text=True, timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
+    got = subprocess.run([sys.executable, script, which], capture_output=True, text=True,
+                         timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
     assert got.returncode == 0, got.stderr
     return dict(ln.split(" | ", 1) for ln in got.stdout.splitlines() if " | " in ln)
 
 
-@pytest.fixture(scope="module")
-def both():
-    return _lines("torch"), _lines("eagergrad")
-
-
-def test_dtensor_prints_torch_s(both):
-    want, got = both
-    assert len(want) == 131 and set(got) == set(want)
+def _prints_torch_s(script, count):
+    want, got = _lines(script, "torch"), _lines(script, "eagergrad")
+    assert len(want) == count and set(got) == set(want)
     for label in want:
         assert got[label] == want[label], label
+
+
+def test_dtensor_prints_torch_s():
+    """Every op, redistribution and gradient of tests/scripts/dist_dtensor.py."""
+    _prints_torch_s("dist_dtensor.py", 131)
+
+
+def test_tensor_parallel_mlp_prints_torch_s():
+    """ColwiseParallel then RowwiseParallel on an MLP: parameters' layouts, the output on
+    every rank, gradients, three SGD-with-momentum steps (parameters, momentum buffers)."""
+    _prints_torch_s("dist_tp.py", 19)
 
 
 def test_dtensor_unsupported_is_loud():

@@ -37,6 +37,9 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
+        as_parameter = getattr(type(data), "_as_parameter", None)
+        if as_parameter is not None:  # a DTensor: a parameter that stays a DTensor
+            return _requiring_grad(as_parameter(data, cls), requires_grad)
         return _requiring_grad(_alias_as(cls, data), requires_grad)
 
     def __repr__(self):

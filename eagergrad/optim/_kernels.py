@@ -59,6 +59,7 @@ whatever the number of its parameters, and a new model's first step one XLA comp
   device (`filled`): jnp.zeros/jnp.full, and even jnp.asarray of a numpy array, compile
   a program per new shape.
 """
+import collections
 import inspect
 import math
 
@@ -69,6 +70,7 @@ import numpy as np
 from .._cache import EXECUTABLES
 from .._mode import COMPILING
 from ..creation import _finish
+from ..ops._table import DTChain
 from ..tensor import _make
 from .optimizer import _put, _scalar_dtype
 
@@ -279,6 +281,8 @@ class Kernel:
         state is put in `state[p]`); `kw` the hyperparameters (torch's, `extra` adds the
         derived ones) and the static flags. One jitted call for the group, more for a large
         one or when a tensor it writes is met again (NOTE [optimizer kernels])."""
+        if any(p._vchain.__class__ is DTChain for p in params):
+            return self._by_rank(params, item, state, fused, kw)
         unexpected = sorted(set(kw) - self.given)
         flags = {n: kw.pop(n) for n in self.flags if n in kw}
         if self.extra is not None:
@@ -307,6 +311,41 @@ class Kernel:
             read.add(r)
         if run:
             self._call(f, run, hv, plan, state)
+
+    def _by_rank(self, params, item, state, fused, kw):
+        """`foreach` with DTensor parameters (torch.distributed.tensor): each one's update
+        runs on every rank's locals, its gradient first laid out as the parameter (a
+        Partial one reduced), as torch's pointwise update of DTensors does. A plain state
+        (a scalar `step`) is updated on rank 0's tensor, the other ranks on copies; a state
+        the update makes becomes a DTensor of the parameter's layout, or stays one plain
+        tensor when it is a scalar."""
+        plain = [p for p in params if p._vchain.__class__ is not DTChain]
+        if plain:
+            self.foreach(plain, item, state, fused=fused, **kw)
+        for p in params:
+            if p._vchain.__class__ is not DTChain:
+                continue
+            ts = list(item(p))
+            if ts[1].placements != p.placements:
+                ts[1] = ts[1].redistribute(p.device_mesh, p.placements)
+            rows = []
+            for r in range(len(p._locals)):
+                rows.append(tuple(
+                    None if t is None else t._locals[r] if t._vchain.__class__ is DTChain
+                    else t if r == 0 else t._fresh_copy() for t in ts))
+            ranked = [t for i, t in enumerate(ts)
+                      if i != 1 and t is not None and t._vchain.__class__ is DTChain]
+            before = [t._locals[0]._version_counter.version for t in ranked]
+            made = collections.defaultdict(dict)
+            by_id = {id(row[0]): row for row in rows}
+            self.foreach([row[0] for row in rows], lambda lp, m=by_id: m[id(lp)], made,
+                         fused=fused, **dict(kw))
+            for t, v in zip(ranked, before):
+                t._version_counter.version += t._locals[0]._version_counter.version - v
+            for name, first in made[rows[0][0]].items():
+                vals = [made[row[0]][name] for row in rows]
+                state[p][name] = p._with_locals(vals) if first._shape == p._locals[0]._shape \
+                    else first
 
     def _call(self, f, run, hv, plan, state):
         arrays = [tuple(None if t is None else t._value for t in ts) for _, ts in run]

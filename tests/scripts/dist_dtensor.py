@@ -24,7 +24,7 @@ else:
     mode = contextlib.nullcontext()
 
     def local(t, r):
-        return t._locals[r]
+        return t.to_local()._locals[r]
 dt = importlib.import_module(sys.argv[1] + ".distributed.tensor")
 F = importlib.import_module(sys.argv[1] + ".nn.functional")
 S0, S1, R = dt.Shard(0), dt.Shard(1), dt.Replicate()

@@ -9,7 +9,7 @@ tensor([2., 2., 2., 2.])
 """
 from ...ops import _table
 from ..device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
-from ._api import DTensor, distribute_tensor  # noqa: F401
+from ._api import DTensor, LocalTensor, distribute_module, distribute_tensor  # noqa: F401
 from ._dispatch import dispatch
 from .placement_types import Partial, Placement, Replicate, Shard  # noqa: F401
 from ..._torch_names import module_getattr

@@ -9,9 +9,12 @@ backward evaluates the op's formulas on DTensors (the path §5 of docs/design.md
 create_graph), so each backward op chooses its own sharding strategy and a gradient's
 placements are the ones torch's backward gives (a replicated weight's gradient is Partial
 until reduced). `redistribute`, `from_local` and `to_local` are custom Functions with
-torch's backwards. A process holds every rank of the mesh, so `to_local()` is rank 0's
-local, and `from_local(t)` gives every rank `t`.
+torch's backwards. A process holds every rank of the mesh, so `to_local()` gives a LocalTensor
+(every rank's local; ops on it run rank by rank, as on torch's LocalTensor) and
+`from_local` takes one (or a plain tensor: every rank's).
 """
+import inspect
+
 import numpy as np
 
 from ...engine.function import Function
@@ -172,6 +175,23 @@ class DTensor(Tensor):
             t._write(o._value)
             t._version_counter.version += 1
 
+    def _with_locals(self, locs):
+        """A new DTensor of this one's layout over the locals `locs`."""
+        return DTensor._new(locs, self._spec, self._shape, locs[0].dtype)
+
+    def _as_parameter(self, param_cls):
+        """nn.Parameter(dtensor): the same locals, as a class that is both (torch's
+        parameter of a tensor subclass)."""
+        cls = _PARAMETER_CLASSES.get(param_cls)
+        if cls is None:
+            cls = _PARAMETER_CLASSES[param_cls] = type(
+                "DTensor", (DTensor, param_cls), {"__module__": DTensor.__module__,
+                                                  "__repr__": DTensor.__repr__})
+        out = DTensor._new(self._locals, self._spec, self._shape, self.dtype)
+        out._version_counter = self._version_counter
+        out.__class__ = cls
+        return out
+
     def _fresh_copy(self):
         return DTensor._new([t._fresh_copy() for t in self._locals], self._spec, self._shape,
                             self.dtype)
@@ -192,13 +212,13 @@ class DTensor(Tensor):
 
     # ---- layout --------------------------------------------------------------------
     def to_local(self, *, grad_placements=None):
-        """This rank's local tensor: rank 0's, in a process that holds every rank."""
+        """Every rank's local: a LocalTensor (a plain tensor on a one-position mesh)."""
         return _ToLocal.apply(self, grad_placements)
 
     def full_tensor(self, *, grad_placements=None):
-        """The logical value, gathered and reduced."""
+        """The logical value, gathered and reduced: one plain tensor."""
         rep = (Replicate(),) * len(self._spec.placements)
-        return self.redistribute(self._spec.mesh, rep).to_local(grad_placements=grad_placements)
+        return _Full.apply(self.redistribute(self._spec.mesh, rep))
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op=False,
                      forward_dtype=None, backward_dtype=None):
@@ -217,8 +237,8 @@ class DTensor(Tensor):
     @staticmethod
     def from_local(local_tensor, device_mesh=None, placements=None, *, run_check=False,
                    shape=None, stride=None):
-        """A DTensor whose every rank's local is `local_tensor` (this process holds every
-        rank of the mesh)."""
+        """A DTensor over every rank's local: a LocalTensor's, or `local_tensor` itself
+        on every rank."""
         mesh = device_mesh or _default_mesh()
         pl = _normalize(placements or [Replicate()] * mesh.ndim, mesh, local_tensor.ndim)
         out_shape = list(local_tensor._shape)
@@ -227,6 +247,85 @@ class DTensor(Tensor):
                 out_shape[p.dim] *= mesh.shape[m]
         return _FromLocal.apply(local_tensor, _Spec(mesh, pl),
                                 tuple(shape) if shape is not None else tuple(out_shape))
+
+
+_PARAMETER_CLASSES = {}
+
+
+class _LocalStorage:
+    """A LocalTensor read as one array: rank 0's, when every rank holds the same values."""
+    generation = 0
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    @property
+    def array(self):
+        locs = [t._value for t in self._owner._locals]
+        first = np.asarray(locs[0])
+        if any(not np.array_equal(first, np.asarray(a), equal_nan=True) for a in locs[1:]):
+            raise _Unsupported("eagergrad does not implement reading a LocalTensor whose ranks "
+                               "differ as one tensor")
+        return locs[0]
+
+
+class LocalTensor(Tensor):
+    """Every rank's value of a rank-local tensor, in a process that holds every rank of
+    a mesh (as torch's LocalTensorMode): `DTensor.to_local()` gives one, and ops on it run
+    rank by rank (a plain tensor among their inputs is every rank's). Read as one tensor
+    (`item`, `tolist`) when all ranks agree."""
+
+    __module__ = "eagergrad.distributed.tensor"
+
+    @classmethod
+    def _new(cls, locs):
+        """(Uneven shards give ranks locals of different shapes: its `shape` is rank
+        0's, where torch's LocalTensor has a symbolic size.)"""
+        self = object.__new__(cls)
+        self._vchain = DT_CHAIN
+        self._version_counter = VersionCounter()
+        self._shape, self.dtype = locs[0]._shape, locs[0].dtype
+        self._requires_grad = self._retains_grad = False
+        self._wrapped = self._inference = False
+        self._grad_fn = self._grad = self._accumulator_ref = self._base = None
+        self._hooks = self._post_acc_hooks = self._fw = self._stride = None
+        self._out_nr = self._offset = 0
+        self._locals = list(locs)
+        self._storage = _LocalStorage(self)
+        return self
+
+    __getattr__ = DTensor.__getattr__
+
+    @property
+    def _value(self):
+        return self._storage.array
+
+    @property
+    def device(self):
+        return self._locals[0].device
+
+    def __repr__(self):
+        ranks = ",\n".join(f"  {r}: {t!r}" for r, t in enumerate(self._locals))
+        return f"LocalTensor(\n{ranks}\n)"
+
+    def _assign(self, out):
+        outs = out._locals if isinstance(out, LocalTensor) else [out] * len(self._locals)
+        for t, o in zip(self._locals, outs):
+            t._write(o._value)
+            t._version_counter.version += 1
+
+    def _fresh_copy(self):
+        return LocalTensor._new([t._fresh_copy() for t in self._locals])
+
+    def detach(self):
+        out = LocalTensor._new(self._locals)
+        out._version_counter = self._version_counter
+        return out
+
+
+def _rank_locals(t, n):
+    """Every rank's local of `t`: a LocalTensor's own, or `t` itself on every rank."""
+    return list(t._locals) if isinstance(t, LocalTensor) else [t] * n
 
 
 def _backward_placements(grad_pl, before):
@@ -261,27 +360,34 @@ def redistribute(x, dst):
     return _Redistribute.apply(x, tuple(dst))
 
 
-def _replicated_only(spec, what):
-    """One process holds every rank: one plain tensor stands for every rank's local, which
-    only a replicated layout makes one value."""
-    if not all(p.is_replicate() for p in spec.placements):
-        raise NotImplementedError(
-            f"eagergrad does not implement the gradient of DTensor.{what} with Shard or "
-            "Partial placements in a process that holds every rank yet")
-
-
 class _ToLocal(Function):
     @staticmethod
     def forward(ctx, x, grad_placements):
         ctx.spec = _Spec(x._spec.mesh, grad_placements or x._spec.placements)
         ctx.shape = x._shape
-        return x._locals[0].detach()
+        locs = [t.detach() for t in x._locals]
+        return locs[0] if len(locs) == 1 else LocalTensor._new(locs)
 
     @staticmethod
     def backward(ctx, g):
-        _replicated_only(ctx.spec, "to_local()")
         n = int(np.prod(ctx.spec.mesh.shape))
-        return DTensor._new([g.clone() for _ in range(n)], ctx.spec, ctx.shape, g.dtype), None
+        locs = [t.clone() for t in _rank_locals(g, n)]
+        return DTensor._new(locs, ctx.spec, ctx.shape, g.dtype), None
+
+
+class _Full(Function):
+    """A replicated DTensor as one plain tensor (rank 0's copy; every rank's is equal)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.spec, ctx.shape = x._spec, x._shape
+        return x._locals[0]._fresh_copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        n = int(np.prod(ctx.spec.mesh.shape))
+        return DTensor._new([t.clone() for t in _rank_locals(g, n)], ctx.spec, ctx.shape,
+                            g.dtype)
 
 
 class _FromLocal(Function):
@@ -289,13 +395,13 @@ class _FromLocal(Function):
     def forward(ctx, t, spec, shape):
         ctx.spec = spec
         n = int(np.prod(spec.mesh.shape))
-        return DTensor._new([t.detach().clone() for _ in range(n)], spec, shape, t.dtype)
+        return DTensor._new([x.detach().clone() for x in _rank_locals(t, n)], spec, shape,
+                            t.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        _replicated_only(ctx.spec, "from_local()")
-        back = _backward_placements(g.placements, ctx.spec.placements)
-        return _relaid(g, back)._locals[0], None, None
+        locs = _relaid(g, _backward_placements(g.placements, ctx.spec.placements))._locals
+        return (locs[0] if len(locs) == 1 else LocalTensor._new(locs)), None, None
 
 
 def _default_mesh():
@@ -344,3 +450,41 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
     if tensor.requires_grad:
         out.requires_grad_()
     return out
+
+
+def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None,
+                      output_fn=None):
+    """torch's distribute_module: `partition_fn(name, submodule, mesh)` lays out each
+    submodule's parameters (what it leaves becomes Replicate DTensors), `input_fn(module,
+    inputs, mesh)` and `output_fn(module, outputs, mesh)` become forward (pre-)hooks."""
+    mesh = device_mesh or _default_mesh()
+    if getattr(module, "_distribute_module_applied", False):
+        raise RuntimeError("distribute_module should only be called once on a module, but it "
+                           "has already been called on this module!")
+    rep = [Replicate()] * mesh.ndim
+
+    def replicate(m):
+        for key, param in list(m._parameters.items()):
+            if param is not None and not isinstance(param, DTensor):
+                m.register_parameter(key, type(param)(
+                    distribute_tensor(param.data, mesh, rep), param.requires_grad))
+        for key, buf in list(m._buffers.items()):
+            if buf is not None and not isinstance(buf, DTensor):
+                m._buffers[key] = distribute_tensor(buf, mesh, rep)
+
+    for name, sub in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, sub, mesh)
+        replicate(sub)
+    for fn, kind in ((input_fn, "input_fn"), (output_fn, "output_fn")):
+        if fn is None:
+            continue
+        n = len(inspect.signature(fn).parameters)
+        if n != 3:
+            raise ValueError(f"{kind} should take in 3 arguments, but got {n} arguments!")
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda mod, inputs: input_fn(mod, inputs, mesh))
+    if output_fn is not None:
+        module.register_forward_hook(lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
+    module._distribute_module_applied = True
+    return module

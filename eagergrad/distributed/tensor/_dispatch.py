@@ -15,7 +15,7 @@ import numpy as np
 from ...ops import _table
 from ...tensor import Tensor
 from ...engine.grad_mode import STATE, no_grad
-from ._api import DTensor, _relaid, _Spec
+from ._api import DTensor, LocalTensor, _relaid, _Spec
 from .placement_types import Partial, Replicate, Shard
 
 _R = Replicate()
@@ -406,16 +406,46 @@ def _node_class(op):
 _NODES = {}
 
 
+def _record(op, tensors, attrs, outs):
+    """The op's node on the DTensors / LocalTensors (evaluated on them in backward)."""
+    if STATE.grad and op.diff_inputs and any(
+            tensors[i]._requires_grad for i in op.diff_index if i < len(tensors)):
+        _table._record(op, tensors, attrs, outs, None, keep_outputs=True)
+        node = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
+        if node is not None:
+            node.__class__ = _node_class(op)
+            node._sig = None
+
+
+def _rank_by_rank(op, tensors, attrs):
+    """An op on LocalTensors: each rank's locals (a plain tensor is every rank's)."""
+    n = max(len(t._locals) for t in tensors if isinstance(t, LocalTensor))
+    per = []
+    with no_grad():
+        for r in range(n):
+            locs = tuple(t._locals[r] if isinstance(t, LocalTensor) else t for t in tensors)
+            per.append(_table.call_op(op, locs, attrs))
+    if isinstance(per[0], tuple):
+        result = tuple(LocalTensor._new([p[j] for p in per]) for j in range(len(per[0])))
+        _record(op, tensors, attrs, result)
+        return result
+    out = LocalTensor._new(per)
+    _record(op, tensors, attrs, (out,))
+    return out
+
+
 def dispatch(op, tensors, attrs):
-    """call_op for an op with a DTensor input (NOTE [DTensor's locals])."""
+    """call_op for an op with a DTensor or LocalTensor input (NOTE [DTensor's locals])."""
     dtensors = [t for t in tensors if isinstance(t, DTensor)]
+    if not dtensors:
+        return _rank_by_rank(op, tensors, attrs)
     mesh = dtensors[0]._spec.mesh
     for t in tensors:
         if isinstance(t, DTensor):
             if t._spec.mesh != mesh:
                 raise NotImplementedError(f"{op.name}: DTensor does not support cross-mesh "
                                           "operation yet!")
-        elif isinstance(t, Tensor) and t.ndim > 0:
+        elif isinstance(t, Tensor) and (t.ndim > 0 or isinstance(t, LocalTensor)):
             raise RuntimeError(f"aten.{op.name}: got mixed torch.Tensor and DTensor, need to "
                                "convert all torch.Tensor to DTensor before calling "
                                "distributed operators!")
@@ -441,10 +471,5 @@ def dispatch(op, tensors, attrs):
                                           "DTensors yet (several outputs)")
             outs.append(o)
     out = DTensor._new(outs, _Spec(mesh, out_pl), shape, outs[0].dtype)
-    if STATE.grad and op.diff_inputs and any(
-            tensors[i]._requires_grad for i in op.diff_index if i < len(tensors)):
-        _table._record(op, tensors, attrs, (out,), None, keep_outputs=True)
-        if out._grad_fn is not None:
-            out._grad_fn.__class__ = _node_class(op)
-            out._grad_fn._sig = None
+    _record(op, tensors, attrs, (out,))
     return out
