@@ -173,6 +173,11 @@ def _make_view(src, arr, op, attrs, idx, meta):
     return t
 
 
+class RankLocal(NotImplementedError):
+    """A rank-local tensor (torch.distributed.tensor's LocalTensor) whose ranks hold
+    different values, read as one array: code that can run rank by rank catches it."""
+
+
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics, backed by jax.
 
@@ -234,6 +239,11 @@ class Tensor:
     def _fresh_copy(self):
         """A new base tensor over the same (immutable) array: no aliasing, no history."""
         return _make(self._value)
+
+    def _rank_values(self):
+        """The values a check reads: this tensor's (every rank's, for a rank-local one of
+        torch.distributed.tensor)."""
+        return (self._value,)
 
     # ---- metadata -------------------------------------------------------------------
     @property

@@ -48,6 +48,7 @@ import time
 import jax
 
 from .._cache import EXECUTABLES
+from ..tensor import RankLocal
 from .graph import AccumulateGrad
 from .grad_mode import set_enabled
 
@@ -220,7 +221,10 @@ def run(seg, order, buffers, captured, retain_graph, make):
         for nr, g in enumerate(buf):
             if g is not None:
                 slots.append(nr)
-                ins.append(g._value)
+                try:
+                    ins.append(g._value)
+                except RankLocal:  # every rank's gradient: node by node, rank by rank
+                    return False
         present.append(tuple(slots))
     key = (seg.key, seg.entries, tuple(present))
     entry = _cache.get(key)

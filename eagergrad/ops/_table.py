@@ -31,7 +31,7 @@ from ..engine.anomaly import record as anomaly_record
 from ..engine.graph import Node, init_node, intern_sig
 from ..engine.saved import SavedTensor
 from .._storage import view_of
-from ..tensor import _make, _make_as, _tangent, _wrap_outputs, _zeros_meta
+from ..tensor import RankLocal, _make, _make_as, _tangent, _wrap_outputs, _zeros_meta
 
 _new = object.__new__
 
@@ -111,7 +111,11 @@ class _OpNode(Node):
             return self._apply_first(key, grads)
         entry[1] = EXECUTABLES.now
         fn, links = entry[0]
-        arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
+        try:
+            values = [g._value for g in grads if g is not None]
+        except RankLocal:  # every rank's gradient: the formulas run rank by rank
+            return self._apply_recorded(grads)
+        arrays = fn(*values, *self._saved_arrays())
         if links is None:
             return [None if a is None else _make(a) for a in arrays]
         return _linked(arrays, links, grads)
@@ -119,9 +123,13 @@ class _OpNode(Node):
     def _apply_first(self, key, grads):
         """apply's first call for a key: jit the pure vjp and learn, while it is traced,
         which gradients it hands on unchanged (NOTE [aliased gradients])."""
+        try:
+            values = [g._value for g in grads if g is not None]
+        except RankLocal:
+            return self._apply_recorded(grads)
         traced = []
         fn = jax.jit(self._op.vjp(*key, traced))
-        arrays = fn(*[g._value for g in grads if g is not None], *self._saved_arrays())
+        arrays = fn(*values, *self._saved_arrays())
         # a new jitted function always traces on its first call; without that, no links
         links = traced[-1] if traced else None
         EXECUTABLES.put(self._jit_cache, key, (fn, links))

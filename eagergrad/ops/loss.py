@@ -176,14 +176,15 @@ def _no_grad_arg(fn, name, t):
 
 
 def _check_targets(target, n_classes, ignore_index):
-    """torch's bounds check on class indices (reads the values; skipped on tracers)."""
-    v = target._value
-    if isinstance(v, jax.core.Tracer) or v.size == 0:
-        return
-    a = np.asarray(v)
-    bad = (a != ignore_index) & ((a < 0) | (a >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {a[bad].flat[0]} is out of bounds.")
+    """torch's bounds check on class indices (reads the values, every rank's of a
+    rank-local tensor; skipped on tracers)."""
+    for v in target._rank_values():
+        if isinstance(v, jax.core.Tracer) or v.size == 0:
+            continue
+        a = np.asarray(v)
+        bad = (a != ignore_index) & ((a < 0) | (a >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {a[bad].flat[0]} is out of bounds.")
 
 
 def _weight_or_empty(weight, input):

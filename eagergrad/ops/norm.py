@@ -179,13 +179,14 @@ EMBEDDING = defop("embedding", _emb_k, inputs=("weight", "indices"),
 
 
 def _check_indices(indices, n):
-    """torch's range check of the indices (reads the values; skipped on tracers)."""
-    v = indices._value
-    if isinstance(v, jax.core.Tracer) or v.size == 0:
-        return
-    a = np.asarray(v)
-    if a.min() < 0 or a.max() >= n:
-        raise IndexError("index out of range in self")
+    """torch's range check of the indices (reads the values, every rank's of a rank-local
+    tensor; skipped on tracers)."""
+    for v in indices._rank_values():
+        if isinstance(v, jax.core.Tracer) or v.size == 0:
+            continue
+        a = np.asarray(v)
+        if a.min() < 0 or a.max() >= n:
+            raise IndexError("index out of range in self")
 
 
 def _check_embedding_args(weight, indices):

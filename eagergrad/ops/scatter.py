@@ -452,11 +452,18 @@ _ranges = {}  # id(index array) -> (weakref, min, max): an index reused is read 
 
 
 def _index_range(idx):
-    """(min, max) of a concrete integer index tensor, None if empty or traced."""
+    """(min, max) of a concrete integer index tensor (over every rank's values of a
+    rank-local one), None if empty or traced."""
+    found = [r for r in map(_array_range, idx._rank_values()) if r is not None]
+    if not found:
+        return None
+    return min(r[0] for r in found), max(r[1] for r in found)
+
+
+def _array_range(arr):
     import weakref
     import jax
     import numpy as np
-    arr = idx._value
     hit = _ranges.get(id(arr))
     if hit is not None and hit[0]() is arr:
         return hit[1:]

@@ -84,7 +84,10 @@ def filled(shape, value, dtype):
 
 
 def zeros_like(t):
-    """A new state tensor of zeros shaped and typed as tensor `t` (compiles nothing)."""
+    """A new state tensor of zeros shaped and typed as tensor `t` (compiles nothing); a
+    DTensor's (torch.distributed.tensor) is a DTensor of its layout."""
+    if t._vchain.__class__ is DTChain:
+        return t._with_locals([zeros_like(x) for x in t._locals])
     return filled(t._shape, 0, t.dtype)
 
 

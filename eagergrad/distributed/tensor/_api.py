@@ -22,7 +22,7 @@ from ...engine.grad_mode import no_grad
 from ...ops._table import DT_CHAIN
 from ...ops.shape import cat
 from ..._storage import VersionCounter
-from ...tensor import Tensor
+from ...tensor import RankLocal, Tensor
 from ..device_mesh import DeviceMesh
 from .placement_types import Placement, Replicate, Shard
 
@@ -130,6 +130,10 @@ class DTensor(Tensor):
         self._locals = list(locs)
         self._spec = spec
         return self
+
+    @property
+    def _value(self):
+        raise RankLocal("a DTensor is every rank's local, not one array")
 
     def __getattr__(self, name):  # (only Tensor internals a DTensor does not set)
         raise _Unsupported(f"eagergrad does not implement this operation on a DTensor yet (it "
@@ -264,8 +268,8 @@ class _LocalStorage:
         locs = [t._value for t in self._owner._locals]
         first = np.asarray(locs[0])
         if any(not np.array_equal(first, np.asarray(a), equal_nan=True) for a in locs[1:]):
-            raise _Unsupported("eagergrad does not implement reading a LocalTensor whose ranks "
-                               "differ as one tensor")
+            raise RankLocal("eagergrad does not implement reading a LocalTensor whose ranks "
+                            "differ as one tensor")
         return locs[0]
 
 
@@ -316,6 +320,9 @@ class LocalTensor(Tensor):
 
     def _fresh_copy(self):
         return LocalTensor._new([t._fresh_copy() for t in self._locals])
+
+    def _rank_values(self):
+        return tuple(t._value for t in self._locals)
 
     def detach(self):
         out = LocalTensor._new(self._locals)
