@@ -89,3 +89,27 @@ def test_fsdp2_and_tensor_parallel_train_the_examples_as_one_device():
         "FSDPGPT " + fsdp, "FSDPGPT " + fsdp,
         "GPT [('DTensor', (Replicate(),)), ('DTensor', (Shard(dim=0),)), "
         "('DTensor', (Shard(dim=1),)), ('Parameter', None)]"]
+
+
+def test_checkpoints_reshard_across_meshes():
+    """dcp.save on a 2x4 mesh, dcp.load on an 8x1 mesh (other placements, uneven shards:
+    every rank's local as distributing the saved value gives) and on one device; an
+    FSDP2-trained MLP's sharded state dict loaded into a tensor-parallel copy, and its
+    full state dict into a plain one, computing the same outputs."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    got = subprocess.run([sys.executable, "dist_checkpoint.py"], capture_output=True,
+                         text=True, timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
+    assert got.returncode == 0, got.stderr
+    lines = dict(ln.split(" | ", 1) for ln in got.stdout.splitlines() if " | " in ln)
+    assert lines == {
+        "saved": "['.metadata', '__0_0.distcp']",
+        "8x1": "True True True True 7 1",
+        "one device": "True True True True 7 Tensor",
+        "missing key": "Missing key in checkpoint state_dict: missing.",
+        "get_model_state_dict": "[('DTensor', (Shard(dim=0),))] ['Tensor']",
+        "fsdp to tp": "<All keys matched successfully> [(Replicate(),), (Shard(dim=0),), "
+                      "(Shard(dim=1),)] True",
+        "full into plain": "<All keys matched successfully> True",
+        "strict": 'Error(s) in loading state_dict for Sequential: \tMissing key(s) in '
+                  'state_dict: "0.bias", "2.weight", "2.bias'}

@@ -11,7 +11,7 @@ from .._mode import CAPTURING, FWD
 from ..tensor import Tensor, _make
 from . import pointwise as P
 from ._args import as_t
-from ._table import defop, call_op
+from ._table import DTChain, defop, call_op
 from .inplace import overlap_rule
 
 ZERO = defop("zero", lambda self: jnp.zeros_like(self), self=P._zeros)
@@ -84,7 +84,8 @@ def _copy(t, src):
                            f"{len(t._shape) - 1}")
     warn_if_discarding_imag(src.dtype, t.dtype)
     if src._shape == t._shape and src.dtype is t.dtype and not FWD.active and \
-            not CAPTURING.n and not (STATE.grad and (src.requires_grad or t.requires_grad)):
+            not CAPTURING.n and not (STATE.grad and (src.requires_grad or t.requires_grad)) \
+            and t._vchain.__class__ is not DTChain and src._vchain.__class__ is not DTChain:
         # the copy's value is src's own array (arrays are immutable): no kernel, so no
         # compile per shape (`p.copy_(w)` for every parameter, init's in-place draws)
         return _make(src._value)

@@ -359,7 +359,25 @@ def _permute(op, tensors, attrs, mesh):
     return [x], [([x._spec.placements], out, tuple(x._shape[d] for d in dims))]
 
 
-_RULES = {"mm": _mm, "addmm": _mm, "unsqueeze": _unsqueeze, "permute": _permute,
+def _copy(op, tensors, attrs, mesh):
+    """copy_ (and its out-of-place op): the result keeps self's layout, src is laid out
+    as self (torch's)."""
+    self, src = tensors
+    if not isinstance(src, DTensor):
+        return [self, None], [([self._spec.placements, None], self._spec.placements,
+                               self._shape)]
+    pl, off = self._spec.placements, len(self._shape) - len(src._shape)
+    src_pl = []
+    for p in pl:
+        d = p.dim - off if p.is_shard() else -1
+        if p.is_shard():
+            src_pl.append(Shard(d) if d >= 0 and src._shape[d] == self._shape[p.dim] else _R)
+        else:
+            src_pl.append(p)
+    return [self, src], [([pl, tuple(src_pl)], pl, self._shape)]
+
+
+_RULES = {"mm": _mm, "copy": _copy, "addmm": _mm, "unsqueeze": _unsqueeze, "permute": _permute,
           "expand": _expand, "view": _view, "_unsafe_view": _view, "t": _transpose,
           "transpose": _transpose}
 _RULES.update(dict.fromkeys(_POINTWISE, _pointwise))
