@@ -138,6 +138,34 @@ with mode:
     w = dt.distribute_tensor(W, mesh2, [R, S1]).requires_grad_()
     torch.tanh(x @ w).sum().backward()
     show("2-D grad", lambda: (lay(x.grad), lay(w.grad)))
+    X3 = torch.arange(96.).reshape(8, 3, 4).double() / 50
+    S2 = dt.Shard(2)
+    for p in (S0, S1, S2, R):
+        show(f"softmax {p}", lambda: lay(d(X3, p).softmax(-1)))
+        show(f"log_softmax {p}", lambda: lay(d(X3, p).log_softmax(1)))
+        show(f"layer_norm {p}", lambda: lay(F.layer_norm(
+            d(X3, p), (4,), d(torch.arange(4.).double(), R), d(torch.ones(4).double(), R))))
+        show(f"gelu {p}", lambda: lay(F.gelu(d(X3, p))))
+        show(f"cat 0 {p}", lambda: lay(torch.cat([d(X3, p), d(X3, p)], 0)))
+        show(f"cat 2 {p}", lambda: lay(torch.cat([d(X3, p), d(X3, p) * 2], 2)))
+        show(f"split {p}", lambda: [lay(z) for z in d(X3, p).split(2, dim=2)])
+    E = torch.arange(40.).reshape(10, 4).double()
+    idx = torch.tensor([[1, 2, 3], [4, 5, 9]])
+    for p in (S1, R):
+        show(f"embedding {p}", lambda: lay(F.embedding(d(idx, R), d(E, p))))
+    show("embedding sharded indices", lambda: lay(F.embedding(d(idx.t().contiguous(), S0),
+                                                               d(E, R))))
+    logits = torch.arange(24.).reshape(8, 3).double() / 7
+    target = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    for p in (S0, S1, R):
+        tpl = S0 if p == S0 else R
+        show(f"cross_entropy {p}", lambda: lay(F.cross_entropy(d(logits, p), d(target, tpl))))
+        show(f"cross_entropy sum {p}", lambda: lay(F.cross_entropy(
+            d(logits, p), d(target, tpl), reduction="sum")))
+    lg = d(logits, S0).requires_grad_()
+    ln_w = d(torch.ones(3).double(), R).requires_grad_()
+    F.cross_entropy(F.layer_norm(lg, (3,), ln_w).softmax(-1), d(target, S0)).backward()
+    show("grad of cross_entropy(layer_norm)", lambda: (lay(lg.grad), lay(ln_w.grad)))
     y = d(X, S1) * 3
     show("graph", lambda: (y.grad_fn is None, y.requires_grad))
     x = d(X, S1).requires_grad_()

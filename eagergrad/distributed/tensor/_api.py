@@ -179,6 +179,9 @@ class DTensor(Tensor):
             t._write(o._value)
             t._version_counter.version += 1
 
+    def _rank_values(self):
+        return tuple(t._value for t in self._locals)
+
     def _with_locals(self, locs):
         """A new DTensor of this one's layout over the locals `locs`."""
         return DTensor._new(locs, self._spec, self._shape, locs[0].dtype)

@@ -9,13 +9,14 @@ on each rank's locals with grad mode off, and its node is recorded on the DTenso
 with no strategy here raises NotImplementedError naming it.
 """
 import itertools
+import threading
 
 import numpy as np
 
 from ...ops import _table
 from ...tensor import Tensor
 from ...engine.grad_mode import STATE, no_grad
-from ._api import DTensor, LocalTensor, _relaid, _Spec
+from ._api import DTensor, LocalTensor, _relaid, _Spec, distribute_tensor
 from .placement_types import Partial, Replicate, Shard
 
 _R = Replicate()
@@ -28,7 +29,9 @@ _POINTWISE = {
     "ceil", "round", "trunc", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
     "rsub", "mish", "hardswish", "hardsigmoid", "sgn", "positive", "_to_copy",
     "rsub_scalar", "mul_scalar", "add_scalar", "div_scalar", "threshold_backward",
-    "hardtanh_backward", "leaky_relu_backward", "conj_physical",
+    "hardtanh_backward", "leaky_relu_backward", "conj_physical", "bitwise_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor",
+    "gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward", "where_scalar",
 }
 _REDUCE = {"sum": "sum", "sum_dim": "sum", "mean": "avg", "mean_dim": "avg",
            "amax": "max", "amin": "min"}
@@ -108,7 +111,7 @@ def _choose(mesh, dts, candidates):
     """The cheapest candidate (inputs' placements, output's placements); ties: the first."""
     best, best_cost = None, float("inf")
     for ins, out, out_shape in candidates:
-        c = sum(_cost(x, p) for x, p in zip(dts, ins) if x is not None)
+        c = sum(_cost(x, p) for x, p in zip(dts, ins) if isinstance(x, DTensor))
         if c < best_cost:
             best, best_cost = (ins, out, out_shape), c
     return best
@@ -359,6 +362,110 @@ def _permute(op, tensors, attrs, mesh):
     return [x], [([x._spec.placements], out, tuple(x._shape[d] for d in dims))]
 
 
+class _Multi(list):
+    """The placements (or shapes) of an op's several outputs."""
+
+
+def _unshard(placements, dims):
+    """Placements with a Shard on any of `dims` (and a Partial) made Replicate."""
+    return tuple(_R if p.is_partial() or p.is_shard() and p.dim in dims else p
+                 for p in placements)
+
+
+def _softmax(op, tensors, attrs, mesh):
+    """softmax / log_softmax: the softmax dim replicated, the rest followed."""
+    (x,) = tensors
+    d = attrs[op.attr_names.index("dim")] % max(len(x._shape), 1)
+    pl = _unshard(x._spec.placements, {d})
+    return [x], [([pl], pl, x._shape)]
+
+
+def _layer_norm(op, tensors, attrs, mesh):
+    """native_layer_norm: the normalized dims replicated (and a shard the mesh cannot
+    split evenly enough, as torch's); weight and bias replicated; mean and rstd follow."""
+    x = tensors[0]
+    k = len(attrs[op.attr_names.index("normalized_shape")])
+    nd = len(x._shape)
+    pl = _unshard(x._spec.placements, set(range(nd - k, nd)))
+    if not _shardable(x._shape, pl, mesh):
+        pl = (_R,) * mesh.ndim
+    stat = x._shape[:nd - k] + (1,) * k
+    ins = [pl] + [(_R,) * mesh.ndim if isinstance(t, DTensor) else None for t in tensors[1:]]
+    return list(tensors), [(ins, _Multi([pl, pl, pl]), _Multi([x._shape, stat, stat]))]
+
+
+def _cat(op, tensors, attrs, mesh):
+    """cat: the first input's placements, its cat dim replicated; every input follows."""
+    d = attrs[op.attr_names.index("dim")]
+    first = next(t for t in tensors if isinstance(t, DTensor) and len(t._shape))
+    d %= len(first._shape)
+    pl = _unshard(first._spec.placements, {d})
+    shape = list(first._shape)
+    shape[d] = sum(t._shape[d] for t in tensors if len(t._shape))
+    return list(tensors), [([pl if isinstance(t, DTensor) else None for t in tensors], pl,
+                            tuple(shape))]
+
+
+def _split(op, tensors, attrs, mesh):
+    (x,) = tensors
+    d = attrs[op.attr_names.index("dim")] % len(x._shape)
+    sizes = attrs[op.attr_names.index("sizes")]
+    pl = _unshard(x._spec.placements, {d})
+    shapes = _Multi(x._shape[:d] + (n,) + x._shape[d + 1:] for n in sizes)
+    return [x], [([pl], _Multi([pl] * len(sizes)), shapes)]
+
+
+def _embedding(op, tensors, attrs, mesh):
+    """embedding: a weight sharded by columns gives an output sharded on its last dim,
+    a replicated one follows the indices' placements."""
+    w, idx = tensors
+    out_shape = idx._shape + (w._shape[1],)
+    wp, ip, out = [], [], []
+    for m, p in enumerate(w._spec.placements):
+        q = idx._spec.placements[m] if isinstance(idx, DTensor) else _R
+        if p.is_shard(1):
+            wp.append(p)
+            ip.append(_R)
+            out.append(Shard(len(out_shape) - 1))
+        elif p.is_shard():
+            raise NotImplementedError("eagergrad does not implement embedding with a weight "
+                                      "sharded by rows (torch's _MaskPartial) yet")
+        else:
+            wp.append(_R)
+            ip.append(q if q.is_shard() else _R)
+            out.append(q if q.is_shard() else _R)
+    if not _shardable(out_shape, out, mesh):  # (torch's: an index shard too short)
+        ip, out = [_R if p.is_shard() else p for p in ip], [
+            _R if p.is_shard() and not w._spec.placements[m].is_shard(1) else p
+            for m, p in enumerate(out)]
+    ins = [tuple(wp), tuple(ip) if isinstance(idx, DTensor) else None]
+    return list(tensors), [(ins, tuple(out), out_shape)]
+
+
+def _nll_loss(op, tensors, attrs, mesh):
+    """nll_loss (loss, total_weight): a batch-sharded input and target give partial
+    results (the loss's mean a Partial(avg), as torch's); a class-sharded one is
+    replicated first."""
+    x, target = tensors[0], tensors[1]
+    red = attrs[op.attr_names.index("reduction")]
+    xp, tp_, out, tw = [], [], [], []
+    for p in x._spec.placements:
+        if p.is_shard(0) and len(x._shape) > 1:
+            xp.append(p)
+            tp_.append(Shard(0))
+            out.append(Shard(0) if red == 0 else Partial("avg" if red == 1 else "sum"))
+            tw.append(Partial("sum"))
+        else:
+            xp.append(_R)
+            tp_.append(_R)
+            out.append(_R)
+            tw.append(_R)
+    shape = (x._shape[0],) if red == 0 else ()
+    ins = [tuple(xp), tuple(tp_) if isinstance(target, DTensor) else None] + [
+        (_R,) * mesh.ndim if isinstance(t, DTensor) else None for t in tensors[2:]]
+    return list(tensors), [(ins, _Multi([tuple(out), tuple(tw)]), _Multi([shape, ()]))]
+
+
 def _copy(op, tensors, attrs, mesh):
     """copy_ (and its out-of-place op): the result keeps self's layout, src is laid out
     as self (torch's)."""
@@ -377,9 +484,11 @@ def _copy(op, tensors, attrs, mesh):
     return [self, src], [([pl, tuple(src_pl)], pl, self._shape)]
 
 
-_RULES = {"mm": _mm, "copy": _copy, "addmm": _mm, "unsqueeze": _unsqueeze, "permute": _permute,
-          "expand": _expand, "view": _view, "_unsafe_view": _view, "t": _transpose,
-          "transpose": _transpose}
+_RULES = {"mm": _mm, "copy": _copy, "softmax": _softmax, "log_softmax": _softmax,
+          "native_layer_norm": _layer_norm, "cat": _cat, "split": _split,
+          "embedding": _embedding, "nll_loss": _nll_loss, "addmm": _mm,
+          "unsqueeze": _unsqueeze, "permute": _permute, "expand": _expand, "view": _view,
+          "_unsafe_view": _view, "t": _transpose, "transpose": _transpose}
 _RULES.update(dict.fromkeys(_POINTWISE, _pointwise))
 _RULES.update(dict.fromkeys(_REDUCE, _reduction))
 
@@ -415,7 +524,11 @@ def _node_class(op):
         def apply(self, grads):
             if all(g is None for g in grads):
                 return [None] * len(self._next)
-            return self._apply_recorded(grads)
+            IMPLICIT.n += 1  # (a formula's own constants, arange(c), are replicated)
+            try:
+                return self._apply_recorded(grads)
+            finally:
+                IMPLICIT.n -= 1
         cls = _NODES[op] = type(op.Node.__name__, (op.Node,), {"__slots__": (),
                                                                "apply": apply})
     return cls
@@ -452,6 +565,13 @@ def _rank_by_rank(op, tensors, attrs):
     return out
 
 
+class _Implicit(threading.local):
+    n = 0  # > 0: a plain tensor among a DTensor op's inputs is replicated (implicit_replication)
+
+
+IMPLICIT = _Implicit()
+
+
 def dispatch(op, tensors, attrs):
     """call_op for an op with a DTensor or LocalTensor input (NOTE [DTensor's locals])."""
     dtensors = [t for t in tensors if isinstance(t, DTensor)]
@@ -463,7 +583,14 @@ def dispatch(op, tensors, attrs):
             if t._spec.mesh != mesh:
                 raise NotImplementedError(f"{op.name}: DTensor does not support cross-mesh "
                                           "operation yet!")
-        elif isinstance(t, Tensor) and (t.ndim > 0 or isinstance(t, LocalTensor)):
+        elif isinstance(t, Tensor) and (t.ndim > 0 and t.numel() > 0 or
+                                        isinstance(t, LocalTensor)):
+            # (a 0-dim tensor is a wrapped scalar; an empty one an absent optional input)
+            if IMPLICIT.n and not isinstance(t, LocalTensor):
+                rep = (_R,) * mesh.ndim
+                tensors = tuple(distribute_tensor(x, mesh, rep) if x is t else x
+                                for x in tensors)
+                continue
             raise RuntimeError(f"aten.{op.name}: got mixed torch.Tensor and DTensor, need to "
                                "convert all torch.Tensor to DTensor before calling "
                                "distributed operators!")
@@ -484,10 +611,15 @@ def dispatch(op, tensors, attrs):
         for r in range(int(np.prod(mesh.shape))):
             locs = tuple(t._locals[r] if isinstance(t, DTensor) else t for t in moved)
             o = _table.call_op(op, locs, _local_attrs(op, attrs, locs, tensors[0]._shape))
-            if isinstance(o, tuple):
+            if isinstance(o, tuple) != isinstance(out_pl, _Multi):
                 raise NotImplementedError(f"eagergrad does not implement aten.{op.name} on "
                                           "DTensors yet (several outputs)")
             outs.append(o)
+    if isinstance(out_pl, _Multi):
+        result = tuple(DTensor._new([o[j] for o in outs], _Spec(mesh, pl), sh, outs[0][j].dtype)
+                       for j, (pl, sh) in enumerate(zip(out_pl, shape)))
+        _record(op, tensors, attrs, result)
+        return result
     out = DTensor._new(outs, _Spec(mesh, out_pl), shape, outs[0].dtype)
     _record(op, tensors, attrs, (out,))
     return out
