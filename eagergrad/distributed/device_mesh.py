@@ -33,6 +33,9 @@ class DeviceMesh:
         self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
         self._flattened = {}  # name -> the mesh `_flatten(name)` made
         self._jax_mesh = None
+        # a slice's mesh and its dims there: a DTensor on a slice keeps a local for every
+        # position of that mesh (this process holds them all: distributed/tensor/_api.py)
+        self._root, self._root_dims = None, None
 
     # ---- shape ------------------------------------------------------------------------
     @property
@@ -116,7 +119,16 @@ class DeviceMesh:
                            f"should be in ascending order.")
         coord = self._own_coordinate()
         index = tuple(slice(None) if d in dims else coord[d] for d in range(self.ndim))
-        return DeviceMesh(self.device_type, self._ranks[index], mesh_dim_names=names)
+        sub = DeviceMesh(self.device_type, self._ranks[index], mesh_dim_names=names)
+        root, root_dims = self._layout()
+        sub._root, sub._root_dims = root, tuple(root_dims[d] for d in dims)
+        return sub
+
+    def _layout(self):
+        """(the mesh whose positions this one's DTensors keep, this mesh's dims there)."""
+        if self._root is None:
+            return self, tuple(range(self.ndim))
+        return self._root, self._root_dims
 
     def _flatten(self, mesh_dim_name=None):
         """One dimension of all this mesh's devices (named `a_b` after the dimensions)."""

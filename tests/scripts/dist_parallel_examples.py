@@ -5,6 +5,8 @@ float64 steps
   whole batch and once with each rank given its eighth (a LocalTensor);
 - with tensor parallelism (ColwiseParallel / RowwiseParallel on the MLP's layers and on
   each GPT block's MLP, its qkv projection (output all-gathered) and output projection);
+- with both on a 2x4 mesh: tensor parallelism on "tp", fully_shard on "dp", each dp rank
+  given its half of the batch;
 and alone on one device. Prints, per model and mode, whether parameters and losses match
 the one-device run (1e-6), the parameters' layouts, and the differences."""
 import os
@@ -28,10 +30,14 @@ import tiny_gpt  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 mesh = init_device_mesh("cpu", (8,))
+mesh2d = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
 
 
-def per_rank(t):
-    """Each rank's eighth of the batch (dim 0)."""
+def per_rank(t, split):
+    """Each rank's eighth of the batch (dim 0); on the 2-D mesh, each data-parallel
+    rank's half (the same for the ranks of one tensor-parallel group)."""
+    if split == "2-D":
+        return distribute_tensor(t, mesh2d, [Shard(0), Replicate()]).to_local()
     return distribute_tensor(t, mesh, [Shard(0)]).to_local()
 
 
@@ -45,11 +51,11 @@ def mlp():
     def step(model, opt, i, split):
         xb, yb = x[16 * i:16 * (i + 1)], y[16 * i:16 * (i + 1)]
         if split:
-            xb, yb = per_rank(xb), per_rank(yb)
+            xb, yb = per_rank(xb, split), per_rank(yb, split)
         return mlp_classifier.train_step(model, torch.nn.CrossEntropyLoss(), opt, xb, yb)
     tp_plan = {"0": ColwiseParallel(), "2": RowwiseParallel()}
-    return model, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), step, lambda m: None, \
-        tp_plan
+    return model, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), step, \
+        lambda m, on=None: None, tp_plan
 
 
 def gpt():
@@ -63,12 +69,12 @@ def gpt():
         idx = torch.tensor(starts[i])[:, None] + torch.arange(17)
         x, y = data[idx[:, :-1]], data[idx[:, 1:]]
         if split:
-            x, y = per_rank(x), per_rank(y)
+            x, y = per_rank(x, split), per_rank(y, split)
         return tiny_gpt.train_step(model, opt, x, y)
 
-    def shard_blocks(m):
+    def shard_blocks(m, on=None):
         for blk in m.blocks:
-            fully_shard(blk, mesh=mesh)
+            fully_shard(blk, mesh=on or mesh)
     tp_plan = {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
                "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
                "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
@@ -81,6 +87,7 @@ def full(p):
 
 
 def mean_loss(loss):
+    """The batch's loss: the mean of the ranks' (each the mean of an equal part)."""
     return float(np.mean([t.item() for t in loss._locals])) if hasattr(loss, "_locals") \
         else loss.item()
 
@@ -90,11 +97,15 @@ for name, build in (("mlp", mlp), ("gpt", gpt)):
     opt = make_opt(model.parameters())
     l0 = [step(model, opt, i, False).item() for i in range(10)]
     p0 = [full(p) for p in model.parameters()]
-    for mode in ("fsdp same", "fsdp per-rank", "tp"):
-        split = mode == "fsdp per-rank"
+    for mode in ("fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp"):
+        split = "2-D" if mode.startswith("2-D") else mode == "fsdp per-rank"
         model, make_opt, step, inner, plan = build()
         if mode == "tp":
             parallelize_module(model, mesh, plan)
+        elif mode == "2-D fsdp x tp":
+            parallelize_module(model, mesh2d["tp"], plan)
+            inner(model, mesh2d["dp"])
+            fully_shard(model, mesh=mesh2d["dp"])
         else:
             inner(model)
             fully_shard(model, mesh=mesh)

@@ -12,12 +12,11 @@ input; a LocalTensor's, rank by rank, when each rank has its own batch) is avera
 across the ranks in `reduce_dtype` and chunked into a Shard(0) gradient of the sharded
 parameter, which the optimizer updates rank by rank.
 """
-import numpy as np
-
 from ...engine.function import Function
 from ...nn.parameter import Parameter
 from ..device_mesh import DeviceMesh, init_device_mesh
-from ..tensor._api import DTensor, _rank_locals, _relaid, _Spec, distribute_tensor
+from ..tensor._api import (DTensor, _groups, _positions, _rank_locals, _relaid, _Spec,
+                           distribute_tensor)
 from ..tensor.placement_types import Partial, Shard
 
 
@@ -107,7 +106,7 @@ class _AllGather(Function):
 
     @staticmethod
     def backward(ctx, g):
-        n = int(np.prod(ctx.spec.mesh.shape))
+        n = _positions(ctx.spec.mesh)
         gs = _rank_locals(g, n)
         if ctx.reduce_dtype is not None:
             gs = [x.to(ctx.reduce_dtype) for x in gs]
@@ -151,6 +150,30 @@ class _State:
         return output
 
 
+def _average_gradient_across(p, mesh):
+    """A parameter already laid out on another slice of `mesh`'s mesh (tensor parallel):
+    it stays so, replicated across `mesh`, and each gradient is averaged across `mesh`
+    before it accumulates (where torch would shard it across `mesh` as well)."""
+    if getattr(p, "_fsdp_averaged", False) or p.device_mesh == mesh:
+        return
+    root, dims = mesh._layout()
+    proot, pdims = p.device_mesh._layout()
+    if proot is not root or set(dims) & set(pdims):
+        raise NotImplementedError("eagergrad does not implement fully_shard of a DTensor "
+                                  "parameter on another mesh than a sibling slice of its own")
+
+    def average(g):
+        locs = list(g._locals)
+        for d in dims:
+            for group in _groups(root.shape, d):
+                mean = sum(locs[i] for i in group) / len(group)
+                for i in group:
+                    locs[i] = mean
+        return g._with_locals(locs)
+    p.register_hook(average)
+    p._fsdp_averaged = True
+
+
 def _cast(x, dtype):
     if hasattr(x, "is_floating_point") and x.is_floating_point():
         return x.to(dtype)
@@ -189,11 +212,15 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
     if mesh.ndim != 1:
         raise NotImplementedError("eagergrad does not implement HSDP (fully_shard on a 2-D "
                                   "mesh) yet")
+    # (a slice of a 2-D mesh, with tensor parallelism on the other slice: NOTE [fully_shard])
     ignored = {id(p) for p in ignored_params or ()}
     places = {}
     for owner in module.modules():
         for name, p in list(owner._parameters.items()):
-            if p is None or isinstance(p, DTensor) or id(p) in ignored:
+            if p is None or id(p) in ignored:
+                continue
+            if isinstance(p, DTensor):
+                _average_gradient_across(p, mesh)
                 continue
             places.setdefault(id(p), (p, []))[1].append((owner, name))
     params = []

@@ -50,9 +50,16 @@ def _chunks(n_rows, n):
 
 
 def _groups(shape, m):
-    """The mesh positions of each group along mesh dimension `m`, in coordinate order."""
+    """The positions of each group along dim `m` of a mesh of `shape`, in coordinate
+    order."""
     idx = np.arange(int(np.prod(shape))).reshape(shape)
     return np.moveaxis(idx, m, -1).reshape(-1, shape[m]).tolist()
+
+
+def _positions(mesh):
+    """How many locals a DTensor on `mesh` keeps: one per position of the mesh it was
+    sliced from (a slice's DTensor is independent along the dims it leaves out)."""
+    return int(np.prod(mesh._layout()[0].shape))
 
 
 def _reduce(ts, op):
@@ -63,35 +70,39 @@ def _reduce(ts, op):
     return out / len(ts) if op == "avg" else out
 
 
-def _transform(locs, shape, src, dst):
-    """The locals of placements `dst` made from those of `src`: first every mesh dim
-    that leaves Shard or Partial gathers or reduces (innermost first), then every mesh dim
-    that becomes Shard takes its chunk, or Partial(sum) its n-th (torch's R -> P)."""
+def _transform(locs, mesh, src, dst):
+    """The locals of placements `dst` made from those of `src` on `mesh`: first every mesh
+    dim that leaves Shard or Partial gathers or reduces (innermost first), then every mesh
+    dim that becomes Shard takes its chunk, or Partial(sum) its n-th (torch's R -> P).
+    Groups and coordinates are those of the mesh the locals are kept on."""
     locs = list(locs)
+    root, dims = mesh._layout()
+    shape = root.shape
     coords = [np.unravel_index(i, shape) for i in range(len(locs))]
     with no_grad():
-        for m in reversed(range(len(shape))):
+        for m in reversed(range(len(dims))):
             a, b = src[m], dst[m]
             if a == b or a.is_replicate():
                 continue
             if b.is_partial():
                 raise RuntimeError(f"Can not redistribute from {a} to {b}, redistributing to "
                                    "Partial is for internal use only!")
-            for g in _groups(shape, m):
+            for g in _groups(shape, dims[m]):
                 ts = [locs[i] for i in g]
                 full = cat(ts, a.dim) if a.is_shard() else _reduce(ts, a.reduce_op)
                 for i in g:
                     locs[i] = full.clone()
-        for m in range(len(shape)):
+        for m in range(len(dims)):
             a, b = src[m], dst[m]
             if a == b or b.is_replicate():
                 continue
+            n = shape[dims[m]]
             for i, c in enumerate(coords):
                 if b.is_shard():
-                    start, size = _chunks(locs[i]._shape[b.dim], shape[m])[c[m]]
+                    start, size = _chunks(locs[i]._shape[b.dim], n)[c[dims[m]]]
                     locs[i] = locs[i].narrow(b.dim, start, size).clone()
                 elif b.reduce_op == "sum":
-                    locs[i] = locs[i] / shape[m]
+                    locs[i] = locs[i] / n
     return locs
 
 
@@ -348,7 +359,7 @@ def _backward_placements(grad_pl, before):
 def _relaid(x, dst):
     """x with placements `dst` (no autograd)."""
     spec = x._spec
-    locs = _transform(x._locals, spec.mesh.shape, spec.placements, dst)
+    locs = _transform(x._locals, spec.mesh, spec.placements, dst)
     return DTensor._new(locs, _Spec(spec.mesh, dst), x._shape, x.dtype)
 
 
@@ -380,22 +391,25 @@ class _ToLocal(Function):
 
     @staticmethod
     def backward(ctx, g):
-        n = int(np.prod(ctx.spec.mesh.shape))
+        n = _positions(ctx.spec.mesh)
         locs = [t.clone() for t in _rank_locals(g, n)]
         return DTensor._new(locs, ctx.spec, ctx.shape, g.dtype), None
 
 
 class _Full(Function):
-    """A replicated DTensor as one plain tensor (rank 0's copy; every rank's is equal)."""
+    """A replicated DTensor as a plain tensor (rank 0's copy: every rank's is equal); on a
+    mesh sliced from a larger one, a LocalTensor (the slices' copies may differ)."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.spec, ctx.shape = x._spec, x._shape
+        if x._spec.mesh._root is not None:
+            return LocalTensor._new([t._fresh_copy() for t in x._locals])
         return x._locals[0]._fresh_copy()
 
     @staticmethod
     def backward(ctx, g):
-        n = int(np.prod(ctx.spec.mesh.shape))
+        n = _positions(ctx.spec.mesh)
         return DTensor._new([t.clone() for t in _rank_locals(g, n)], ctx.spec, ctx.shape,
                             g.dtype)
 
@@ -404,7 +418,7 @@ class _FromLocal(Function):
     @staticmethod
     def forward(ctx, t, spec, shape):
         ctx.spec = spec
-        n = int(np.prod(spec.mesh.shape))
+        n = _positions(spec.mesh)
         return DTensor._new([x.detach().clone() for x in _rank_locals(t, n)], spec, shape,
                             t.dtype)
 
@@ -451,10 +465,10 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
     if any(p.is_partial() for p in pl):
         raise NotImplementedError("eagergrad does not implement distribute_tensor with "
                                   "Partial placements yet")
-    n = int(np.prod(mesh.shape))
+    n = _positions(mesh)
     with no_grad():
         base = tensor.detach()
-        locs = _transform([base.clone() for _ in range(n)], mesh.shape,
+        locs = _transform([base.clone() for _ in range(n)], mesh,
                           (Replicate(),) * mesh.ndim, pl)
     out = DTensor._new(locs, _Spec(mesh, pl), tensor._shape, tensor.dtype)
     if tensor.requires_grad:

@@ -608,7 +608,7 @@ def dispatch(op, tensors, attrs):
              for t, pl in zip(tensors, ins)]
     outs = []
     with no_grad():
-        for r in range(int(np.prod(mesh.shape))):
+        for r in range(len(dtensors[0]._locals)):
             locs = tuple(t._locals[r] if isinstance(t, DTensor) else t for t in moved)
             o = _table.call_op(op, locs, _local_attrs(op, attrs, locs, tensors[0]._shape))
             if isinstance(o, tuple) != isinstance(out_pl, _Multi):
