@@ -106,6 +106,29 @@ def _transform(locs, mesh, src, dst):
     return locs
 
 
+def _new_base(cls, locs, shape, dtype):
+    """A `cls` (DTensor, LocalTensor) over every rank's locals `locs`: a Tensor's fields as
+    a new leaf's, its view chain the DTChain that sends its ops to the dispatch."""
+    self = object.__new__(cls)
+    self._vchain = DT_CHAIN
+    self._version_counter = VersionCounter()
+    self._shape, self.dtype = tuple(shape), dtype
+    self._requires_grad = self._retains_grad = False
+    self._wrapped = self._inference = False
+    self._grad_fn = self._grad = self._accumulator_ref = self._base = None
+    self._hooks = self._post_acc_hooks = self._fw = self._stride = None
+    self._out_nr = self._offset = 0
+    self._locals = list(locs)
+    return self
+
+
+def _write_locals(self, outs):
+    """An in-place op's result: each rank's local written (its version bumped)."""
+    for t, o in zip(self._locals, outs):
+        t._write(o._value)
+        t._version_counter.version += 1
+
+
 class _Spec:
     __slots__ = ("mesh", "placements")
 
@@ -128,17 +151,8 @@ class DTensor(Tensor):
 
     @classmethod
     def _new(cls, locs, spec, shape, dtype):
-        self = object.__new__(cls)
+        self = _new_base(cls, locs, shape, dtype)
         self._storage = _NO_STORAGE
-        self._vchain = DT_CHAIN
-        self._version_counter = VersionCounter()
-        self._shape, self.dtype = tuple(shape), dtype
-        self._requires_grad = self._retains_grad = False
-        self._wrapped = self._inference = False
-        self._grad_fn = self._grad = self._accumulator_ref = self._base = None
-        self._hooks = self._post_acc_hooks = self._fw = self._stride = None
-        self._out_nr = self._offset = 0
-        self._locals = list(locs)
         self._spec = spec
         return self
 
@@ -186,9 +200,7 @@ class DTensor(Tensor):
         if out.placements != self.placements:
             raise RuntimeError(f"{self.placements} != {out.placements}: an in-place op on a "
                                "DTensor must keep its placements")
-        for t, o in zip(self._locals, out._locals):
-            t._write(o._value)
-            t._version_counter.version += 1
+        _write_locals(self, out._locals)
 
     def _rank_values(self):
         return tuple(t._value for t in self._locals)
@@ -234,7 +246,8 @@ class DTensor(Tensor):
         return _ToLocal.apply(self, grad_placements)
 
     def full_tensor(self, *, grad_placements=None):
-        """The logical value, gathered and reduced: one plain tensor."""
+        """The logical value, gathered and reduced: one plain tensor (a LocalTensor on a
+        slice of a mesh: every other slice's value)."""
         rep = (Replicate(),) * len(self._spec.placements)
         return _Full.apply(self.redistribute(self._spec.mesh, rep))
 
@@ -299,16 +312,7 @@ class LocalTensor(Tensor):
     def _new(cls, locs):
         """(Uneven shards give ranks locals of different shapes: its `shape` is rank
         0's, where torch's LocalTensor has a symbolic size.)"""
-        self = object.__new__(cls)
-        self._vchain = DT_CHAIN
-        self._version_counter = VersionCounter()
-        self._shape, self.dtype = locs[0]._shape, locs[0].dtype
-        self._requires_grad = self._retains_grad = False
-        self._wrapped = self._inference = False
-        self._grad_fn = self._grad = self._accumulator_ref = self._base = None
-        self._hooks = self._post_acc_hooks = self._fw = self._stride = None
-        self._out_nr = self._offset = 0
-        self._locals = list(locs)
+        self = _new_base(cls, locs, locs[0]._shape, locs[0].dtype)
         self._storage = _LocalStorage(self)
         return self
 
@@ -327,10 +331,7 @@ class LocalTensor(Tensor):
         return f"LocalTensor(\n{ranks}\n)"
 
     def _assign(self, out):
-        outs = out._locals if isinstance(out, LocalTensor) else [out] * len(self._locals)
-        for t, o in zip(self._locals, outs):
-            t._write(o._value)
-            t._version_counter.version += 1
+        _write_locals(self, _rank_locals(out, len(self._locals)))
 
     def _fresh_copy(self):
         return LocalTensor._new([t._fresh_copy() for t in self._locals])
