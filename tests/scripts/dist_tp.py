@@ -82,3 +82,16 @@ with mode:
     for n, p in model.named_parameters():
         show(f"param {n}", lambda p=p: lay(p))
         show(f"momentum {n}", lambda p=p: lay(opt.state[p]["momentum_buffer"]))
+    wrapped = tp.parallelize_module(mlp(), mesh, {
+        "": tp.PrepareModuleInput(input_layouts=dt.Shard(0),
+                                  desired_input_layouts=dt.Replicate(), use_local_output=True),
+        "0": tp.ColwiseParallel(), "2": tp.RowwiseParallel(use_local_output=False)})
+    tp.parallelize_module(wrapped, mesh, tp.PrepareModuleOutput(
+        output_layouts=dt.Replicate(), desired_output_layouts=dt.Shard(0)))
+    x_shard = dt.distribute_tensor(x, mesh, [dt.Shard(0)]).to_local()
+    out = wrapped(x_shard)
+    show("prepared output", lambda: (tuple(out.shape), [fmt(o) for o in ranks(out)]))
+    show("prepare styles", lambda: (tp.PrepareModuleInput(input_layouts=dt.Shard(0),
+                                                          desired_input_layouts=dt.Replicate()),
+                                    tp.PrepareModuleOutput(output_layouts=dt.Replicate(),
+                                                           desired_output_layouts=dt.Shard(0))))

@@ -9,7 +9,8 @@
 >>> torch.distributed.destroy_process_group()
 """
 from .api import parallelize_module  # noqa: F401
-from .style import ColwiseParallel, ParallelStyle, RowwiseParallel  # noqa: F401
+from .style import (  # noqa: F401
+    ColwiseParallel, ParallelStyle, PrepareModuleInput, PrepareModuleOutput, RowwiseParallel)
 from ...._torch_names import module_getattr
 
 __getattr__ = module_getattr("eagergrad.distributed.tensor.parallel",

@@ -6,7 +6,7 @@ from ....nn.modules.linear import Linear
 from ....nn.modules.sparse import Embedding
 from ....nn.parameter import Parameter
 from .._api import DTensor, distribute_module, distribute_tensor
-from ..placement_types import Replicate, Shard
+from ..placement_types import Placement, Replicate, Shard
 
 
 class ParallelStyle:
@@ -111,3 +111,124 @@ class RowwiseParallel(ParallelStyle):
 def _shard_params_fn(placements_of, name, module, mesh):
     if name == "":  # (distribute_module calls it for every submodule: the module itself)
         _shard_params(module, mesh, placements_of)
+
+
+def _as_tuple(layouts):
+    return (layouts,) if isinstance(layouts, Placement) else layouts
+
+
+class PrepareModuleInput(ParallelStyle):
+    """Lay out a module's inputs before its forward: each tensor input is read as laid out
+    by `input_layouts` (a plain tensor: every rank's local) and redistributed to
+    `desired_input_layouts`; a None layout leaves that input alone.
+
+    >>> from eagergrad.distributed.tensor import Shard, Replicate
+    >>> from eagergrad.distributed.tensor.parallel import PrepareModuleInput
+    >>> PrepareModuleInput(input_layouts=Shard(0), desired_input_layouts=Replicate())
+    PrepareModuleInput(input_layouts=(Shard(dim=0),), desired_input_layouts=(Replicate(),), \
+input_kwarg_layouts={}, desired_input_kwarg_layouts={}, use_local_output=False)
+    """
+
+    def __init__(self, *, input_layouts=None, desired_input_layouts=None,
+                 input_kwarg_layouts=None, desired_input_kwarg_layouts=None,
+                 use_local_output=False):
+        self.input_layouts = _as_tuple(input_layouts)
+        self.desired_input_layouts = _as_tuple(desired_input_layouts)
+        self.use_local_output = use_local_output
+        if self.input_layouts is not None:
+            if self.desired_input_layouts is None:
+                raise AssertionError("desired module inputs should not be None!")
+            if len(self.input_layouts) != len(self.desired_input_layouts):
+                raise AssertionError("input_layouts and desired_input_layouts should have "
+                                     "same length!")
+        self.with_kwargs = input_kwarg_layouts is not None
+        self.input_kwarg_layouts = input_kwarg_layouts or {}
+        self.desired_input_kwarg_layouts = desired_input_kwarg_layouts or {}
+        if self.with_kwargs and len(self.input_kwarg_layouts) != len(
+                self.desired_input_kwarg_layouts):
+            raise AssertionError("input_kwarg_layouts and desired_input_kwarg_layouts should "
+                                 "have same length!")
+
+    def _prepare(self, x, mesh, layout, desired):
+        if layout is None:
+            return x
+        if not isinstance(x, DTensor):
+            if not hasattr(x, "dtype"):
+                raise AssertionError("expecting input to be a torch.Tensor!")
+            x = DTensor.from_local(x, mesh, (layout,), run_check=False)
+        if desired is not None and layout != desired:
+            x = x.redistribute(placements=(desired,))
+        return x.to_local() if self.use_local_output else x
+
+    def _inputs(self, inputs, mesh):
+        if self.input_layouts is None:
+            return inputs
+        inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+        if len(inputs) != len(self.input_layouts):
+            raise ValueError("module inputs and input_layouts should have same length!")
+        return tuple(self._prepare(x, mesh, a, b) for x, a, b in
+                     zip(inputs, self.input_layouts, self.desired_input_layouts))
+
+    def _apply(self, module, device_mesh):
+        if self.with_kwargs:
+            module.register_forward_pre_hook(lambda _, args, kwargs: (
+                self._inputs(args, device_mesh),
+                {k: self._prepare(v, device_mesh, self.input_kwarg_layouts.get(k),
+                                  self.desired_input_kwarg_layouts.get(k))
+                 for k, v in kwargs.items()}), with_kwargs=True)
+        else:
+            module.register_forward_pre_hook(lambda _, args: self._inputs(args, device_mesh))
+        return module
+
+    def __repr__(self):
+        return (f"PrepareModuleInput(input_layouts={self.input_layouts}, desired_input_layouts="
+                f"{self.desired_input_layouts}, input_kwarg_layouts={self.input_kwarg_layouts}, "
+                f"desired_input_kwarg_layouts={self.desired_input_kwarg_layouts}, "
+                f"use_local_output={self.use_local_output})")
+
+
+class PrepareModuleOutput(ParallelStyle):
+    """Lay out a module's outputs after its forward: each is read as laid out by
+    `output_layouts` and redistributed to `desired_output_layouts` (then made local).
+
+    >>> from eagergrad.distributed.tensor import Shard, Replicate
+    >>> from eagergrad.distributed.tensor.parallel import PrepareModuleOutput
+    >>> PrepareModuleOutput(output_layouts=Replicate(), desired_output_layouts=Shard(0))
+    PrepareModuleOutput(output_layouts=(Replicate(),), desired_output_layouts=(Shard(dim=0),), \
+use_local_output=True)
+    """
+
+    def __init__(self, *, output_layouts, desired_output_layouts, use_local_output=True):
+        self.output_layouts = _as_tuple(output_layouts)
+        self.desired_output_layouts = _as_tuple(desired_output_layouts)
+        self.use_local_output = use_local_output
+        if len(self.output_layouts) != len(self.desired_output_layouts):
+            raise AssertionError("output_layouts and desired_output_layouts should have same "
+                                 "length!")
+
+    def _outputs(self, outputs, mesh):
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        if len(outputs) != len(self.output_layouts):
+            raise ValueError("module outputs and output_layouts should have same length!")
+        out = []
+        for y, layout, desired in zip(outputs, self.output_layouts,
+                                      self.desired_output_layouts):
+            if layout is None:
+                out.append(y)
+                continue
+            if not isinstance(y, DTensor):
+                y = DTensor.from_local(y, mesh, (layout,), run_check=False)
+            if layout != desired:
+                y = y.redistribute(placements=(desired,))
+            out.append(y.to_local() if self.use_local_output else y)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def _apply(self, module, device_mesh):
+        module.register_forward_hook(lambda _, args, outputs: self._outputs(outputs,
+                                                                            device_mesh))
+        return module
+
+    def __repr__(self):
+        return (f"PrepareModuleOutput(output_layouts={self.output_layouts}, "
+                f"desired_output_layouts={self.desired_output_layouts}, use_local_output="
+                f"{self.use_local_output})")
