@@ -91,6 +91,15 @@ with mode:
     x_shard = dt.distribute_tensor(x, mesh, [dt.Shard(0)]).to_local()
     out = wrapped(x_shard)
     show("prepared output", lambda: (tuple(out.shape), [fmt(o) for o in ranks(out)]))
+    norm = nn.LayerNorm(4).double()
+    with torch.no_grad():
+        norm.weight.copy_(torch.tensor(W1[0]))
+    tp.parallelize_module(norm, mesh, tp.SequenceParallel())
+    seq = torch.tensor(rng.standard_normal((2, 8, 4)))
+    y = norm(seq)
+    (y * y).sum().backward()
+    show("sequence parallel", lambda: (tp.SequenceParallel(), lay(y), lay(norm.weight.grad),
+                                       lay(norm.bias.grad)))
     show("prepare styles", lambda: (tp.PrepareModuleInput(input_layouts=dt.Shard(0),
                                                           desired_input_layouts=dt.Replicate()),
                                     tp.PrepareModuleOutput(output_layouts=dt.Replicate(),

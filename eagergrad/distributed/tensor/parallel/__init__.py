@@ -10,7 +10,8 @@
 """
 from .api import parallelize_module  # noqa: F401
 from .style import (  # noqa: F401
-    ColwiseParallel, ParallelStyle, PrepareModuleInput, PrepareModuleOutput, RowwiseParallel)
+    ColwiseParallel, ParallelStyle, PrepareModuleInput, PrepareModuleOutput, RowwiseParallel,
+    SequenceParallel)
 from ...._torch_names import module_getattr
 
 __getattr__ = module_getattr("eagergrad.distributed.tensor.parallel",

@@ -232,3 +232,46 @@ use_local_output=True)
         return (f"PrepareModuleOutput(output_layouts={self.output_layouts}, "
                 f"desired_output_layouts={self.desired_output_layouts}, use_local_output="
                 f"{self.use_local_output})")
+
+
+class SequenceParallel(ParallelStyle):
+    """Run a norm or dropout module on inputs sharded along the sequence dim: its
+    parameters replicated, its input read (or redistributed) as Shard(sequence_dim), its
+    output a DTensor (local with `use_local_output`).
+
+    >>> from eagergrad.distributed.tensor.parallel import SequenceParallel
+    >>> SequenceParallel()
+    SequenceParallel(sequence_dim=1, use_local_output=False)
+    """
+
+    def __init__(self, *, sequence_dim=1, use_local_output=False):
+        self.sequence_sharding = (Shard(sequence_dim),)
+        self.use_local_output = use_local_output
+
+    @staticmethod
+    def _replicate(name, module, mesh):
+        for p_name, param in list(module.named_parameters()):
+            module.register_parameter(p_name, Parameter(
+                DTensor.from_local(param, mesh, [Replicate()], run_check=False)))
+
+    @staticmethod
+    def _prepare_input(sharding, mod, inputs, mesh):
+        x = inputs[0]
+        if isinstance(x, DTensor):
+            return x if x.placements == sharding else x.redistribute(placements=sharding,
+                                                                     async_op=True)
+        if hasattr(x, "dtype"):
+            return DTensor.from_local(x, mesh, sharding, run_check=False)
+        raise ValueError(f"expecting input of {mod} to be a torch.Tensor or DTensor, but got "
+                         f"{x}")
+
+    def _apply(self, module, device_mesh):
+        return distribute_module(
+            module, device_mesh, self._replicate,
+            partial(self._prepare_input, self.sequence_sharding),
+            lambda mod, outputs, mesh: outputs.to_local() if self.use_local_output
+            else outputs)
+
+    def __repr__(self):
+        return (f"SequenceParallel(sequence_dim={self.sequence_sharding[0].dim}, "
+                f"use_local_output={self.use_local_output})")
