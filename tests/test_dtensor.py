@@ -70,8 +70,9 @@ for f in (lambda: x.sort(0), lambda: x[0], lambda: x.numpy(), lambda: x.cumsum(0
 def test_fsdp2_and_tensor_parallel_train_the_examples_as_one_device():
     """The examples' MLP and tiny GPT, 10 float64 steps on 8 simulated devices: FSDP2
     with the same batch on every rank and with each rank's own eighth, tensor
-    parallelism, and both on a 2x4 (dp x tp) mesh (each dp rank its half of the batch),
-    each equal to the one-device run (1e-6, the issue's bound; they agree to ~1e-13)."""
+    parallelism, both on a 2x4 (dp x tp) mesh (each dp rank its half of the batch), and
+    HSDP on the 2x4 mesh, each equal to the one-device run (1e-6, the issue's bound; they
+    agree to ~1e-13)."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     got = subprocess.run([sys.executable, "dist_parallel_examples.py"], capture_output=True,
@@ -79,17 +80,18 @@ def test_fsdp2_and_tensor_parallel_train_the_examples_as_one_device():
     assert got.returncode == 0, got.stderr
     lines = [ln.split(" | ") for ln in got.stdout.splitlines() if " | " in ln]
     assert [ln[0] for ln in lines] == [f"{m} {k}" for m in ("mlp", "gpt") for k in (
-        "fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp")]
+        "fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp", "hsdp")]
     for ln in lines:
         assert ln[1:3] == ["params True", "losses True"] and ln[4] == "trained True", ln
     fsdp = "[('DTensor', (Shard(dim=0),))]"
     tp = "[('DTensor', (Replicate(),)), ('DTensor', (Shard(dim=0),)), " \
          "('DTensor', (Shard(dim=1),))"
+    hsdp = "[('DTensor', (Replicate(), Shard(dim=0)))]"
     assert [ln[3] for ln in lines] == [
         "FSDPSequential " + fsdp, "FSDPSequential " + fsdp, "Sequential " + tp + "]",
-        "FSDPSequential " + tp + "]",
+        "FSDPSequential " + tp + "]", "FSDPSequential " + hsdp,
         "FSDPGPT " + fsdp, "FSDPGPT " + fsdp, "GPT " + tp + ", ('Parameter', None)]",
-        "FSDPGPT " + tp + "]"]
+        "FSDPGPT " + tp + "]", "FSDPGPT " + hsdp]
 
 
 def test_checkpoints_reshard_across_meshes():

@@ -7,6 +7,8 @@ float64 steps
   each GPT block's MLP, its qkv projection (output all-gathered) and output projection);
 - with both on a 2x4 mesh: tensor parallelism on "tp", fully_shard on "dp", each dp rank
   given its half of the batch;
+- with fully_shard on the 2x4 mesh (HSDP: replicated across dim 0, sharded across dim
+  1), each rank given its eighth;
 and alone on one device. Prints, per model and mode, whether parameters and losses match
 the one-device run (1e-6), the parameters' layouts, and the differences."""
 import os
@@ -97,8 +99,8 @@ for name, build in (("mlp", mlp), ("gpt", gpt)):
     opt = make_opt(model.parameters())
     l0 = [step(model, opt, i, False).item() for i in range(10)]
     p0 = [full(p) for p in model.parameters()]
-    for mode in ("fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp"):
-        split = "2-D" if mode.startswith("2-D") else mode == "fsdp per-rank"
+    for mode in ("fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp", "hsdp"):
+        split = "2-D" if mode.startswith("2-D") else mode in ("fsdp per-rank", "hsdp")
         model, make_opt, step, inner, plan = build()
         if mode == "tp":
             parallelize_module(model, mesh, plan)
@@ -106,6 +108,9 @@ for name, build in (("mlp", mlp), ("gpt", gpt)):
             parallelize_module(model, mesh2d["tp"], plan)
             inner(model, mesh2d["dp"])
             fully_shard(model, mesh=mesh2d["dp"])
+        elif mode == "hsdp":
+            inner(model, mesh2d)
+            fully_shard(model, mesh=mesh2d)
         else:
             inner(model)
             fully_shard(model, mesh=mesh)

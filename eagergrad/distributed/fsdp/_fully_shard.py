@@ -10,14 +10,15 @@ hook puts the sharded parameters back. `_AllGather`'s backward is the reduce-sca
 every rank's gradient of the unsharded tensor (the same on every rank for a plain
 input; a LocalTensor's, rank by rank, when each rank has its own batch) is averaged
 across the ranks in `reduce_dtype` and chunked into a Shard(0) gradient of the sharded
-parameter, which the optimizer updates rank by rank.
+parameter, which the optimizer updates rank by rank. On a 2-D mesh (HSDP) parameters are
+(Replicate(), Shard(0)): gradients are averaged across both dims.
 """
 from ...engine.function import Function
 from ...nn.parameter import Parameter
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ..tensor._api import (DTensor, _groups, _positions, _rank_locals, _relaid, _Spec,
                            distribute_tensor)
-from ..tensor.placement_types import Partial, Shard
+from ..tensor.placement_types import Partial, Replicate, Shard
 
 
 class MixedPrecisionPolicy:
@@ -110,7 +111,8 @@ class _AllGather(Function):
         gs = _rank_locals(g, n)
         if ctx.reduce_dtype is not None:
             gs = [x.to(ctx.reduce_dtype) for x in gs]
-        avg = DTensor._new(gs, _Spec(ctx.spec.mesh, (Partial("avg"),)), ctx.shape, gs[0].dtype)
+        avg = DTensor._new(gs, _Spec(ctx.spec.mesh, (Partial("avg"),) * ctx.spec.mesh.ndim),
+                           ctx.shape, gs[0].dtype)
         out = _relaid(avg, ctx.spec.placements)
         if out.dtype is not ctx.dtype:
             out = out._with_locals([x.to(ctx.dtype) for x in out._locals])
@@ -209,10 +211,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
         mesh = init_device_mesh("cpu", (len(jax.devices()),))
     if not isinstance(mesh, DeviceMesh):
         raise ValueError(f"fully_shard expects a DeviceMesh but got {mesh}")
-    if mesh.ndim != 1:
-        raise NotImplementedError("eagergrad does not implement HSDP (fully_shard on a 2-D "
-                                  "mesh) yet")
-    # (a slice of a 2-D mesh, with tensor parallelism on the other slice: NOTE [fully_shard])
+    if mesh.ndim > 2:
+        raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
+    # a 2-D mesh is HSDP: replicated across dim 0, sharded across dim 1 (NOTE [fully_shard])
+    layout = [Shard(0)] if mesh.ndim == 1 else [Replicate(), Shard(0)]
     ignored = {id(p) for p in ignored_params or ()}
     places = {}
     for owner in module.modules():
@@ -225,7 +227,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
             places.setdefault(id(p), (p, []))[1].append((owner, name))
     params = []
     for p, where in places.values():
-        sharded = Parameter(distribute_tensor(p.detach(), mesh, [Shard(0)]),
+        sharded = Parameter(distribute_tensor(p.detach(), mesh, layout),
                             requires_grad=p.requires_grad)
         for owner, name in where:
             owner._parameters[name] = sharded
