@@ -39,8 +39,9 @@ def test_dtensor_prints_torch_s():
 def test_tensor_parallel_mlp_prints_torch_s():
     """ColwiseParallel then RowwiseParallel on an MLP: parameters' layouts, the output on
     every rank, gradients, three SGD-with-momentum steps (parameters, momentum buffers);
-    PrepareModuleInput and PrepareModuleOutput around it; SequenceParallel on a LayerNorm."""
-    _prints_torch_s("dist_tp.py", 22)
+    PrepareModuleInput and PrepareModuleOutput around it; SequenceParallel on a LayerNorm;
+    cross_entropy under loss_parallel."""
+    _prints_torch_s("dist_tp.py", 23)
 
 
 def test_dtensor_unsupported_is_loud():

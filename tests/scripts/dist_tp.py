@@ -100,6 +100,14 @@ with mode:
     (y * y).sum().backward()
     show("sequence parallel", lambda: (tp.SequenceParallel(), lay(y), lay(norm.weight.grad),
                                        lay(norm.bias.grad)))
+    logits = torch.tensor(rng.standard_normal((8, 8)))
+    labels = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7])
+    xl = dt.distribute_tensor(logits, mesh, [dt.Shard(1)]).requires_grad_()
+    with tp.loss_parallel():
+        lsm = xl.log_softmax(-1)
+        loss = torch.nn.functional.cross_entropy(xl, labels)
+        loss.backward()
+    show("loss_parallel", lambda: (lay(lsm), lay(loss), lay(xl.grad)))
     show("prepare styles", lambda: (tp.PrepareModuleInput(input_layouts=dt.Shard(0),
                                                           desired_input_layouts=dt.Replicate()),
                                     tp.PrepareModuleOutput(output_layouts=dt.Replicate(),

@@ -572,12 +572,24 @@ class _Implicit(threading.local):
 IMPLICIT = _Implicit()
 
 
+class _LossParallel(threading.local):
+    n = 0  # > 0: inside parallel/loss.py's loss_parallel(), whose handler comes first
+    handler = None
+
+
+LOSS_PARALLEL = _LossParallel()
+
+
 def dispatch(op, tensors, attrs):
     """call_op for an op with a DTensor or LocalTensor input (NOTE [DTensor's locals])."""
     dtensors = [t for t in tensors if isinstance(t, DTensor)]
     if not dtensors:
         return _rank_by_rank(op, tensors, attrs)
     mesh = dtensors[0]._spec.mesh
+    if LOSS_PARALLEL.n:  # (its target may be a plain tensor: every rank's)
+        out = LOSS_PARALLEL.handler(op, tensors, attrs)
+        if out is not None:
+            return out
     for t in tensors:
         if isinstance(t, DTensor):
             if t._spec.mesh != mesh:

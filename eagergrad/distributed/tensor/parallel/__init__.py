@@ -9,6 +9,7 @@
 >>> torch.distributed.destroy_process_group()
 """
 from .api import parallelize_module  # noqa: F401
+from .loss import loss_parallel  # noqa: F401
 from .style import (  # noqa: F401
     ColwiseParallel, ParallelStyle, PrepareModuleInput, PrepareModuleOutput, RowwiseParallel,
     SequenceParallel)
