@@ -7,7 +7,6 @@ import os
 import sys
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
 import numpy as np
 from eagergrad.runner import install
@@ -15,45 +14,22 @@ from eagergrad.runner import install
 install()  # (the examples import torch: eagergrad)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-import mlp_classifier  # noqa: E402
-import tiny_gpt  # noqa: E402
+import _examples  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[1], rank=0,
                         world_size=1)
 
 
-def mlp():
-    model = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(),
-                                torch.nn.Linear(32, 3))
-    mlp_classifier.numpy_init(model, 0)
-    x, y = mlp_classifier.make_data(n=160)
-    x = x.double()
-
-    def step(model, opt, i):
-        xb, yb = x[16 * i:16 * (i + 1)], y[16 * i:16 * (i + 1)]
-        return mlp_classifier.train_step(model, torch.nn.CrossEntropyLoss(), opt, xb, yb)
-    return model, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), step
+def with_step(build):
+    model, make_opt, batch, train = build()
+    return model, make_opt, lambda model, opt, i: train(model, opt, *batch(i))
 
 
-def gpt():
-    chars = sorted(set(tiny_gpt.TEXT))
-    data = torch.tensor([chars.index(c) for c in tiny_gpt.TEXT])
-    model = tiny_gpt.GPT(len(chars), block=16)
-    tiny_gpt.numpy_init(model, 0)
-    starts = np.random.RandomState(1).randint(0, len(data) - 17, (10, 8))
-
-    def step(model, opt, i):
-        idx = torch.tensor(starts[i])[:, None] + torch.arange(17)
-        return tiny_gpt.train_step(model, opt, data[idx[:, :-1]], data[idx[:, 1:]])
-    return model, lambda ps: torch.optim.AdamW(ps, lr=3e-3, betas=(0.9, 0.95),
-                                               weight_decay=0.1), step
-
-
-for name, build in (("mlp", mlp), ("gpt", gpt)):
+for name, build in (("mlp", _examples.mlp), ("gpt", _examples.gpt)):
     results = []
     for parallel in (False, True):
-        model, make_opt, step = build()
+        model, make_opt, step = with_step(build)
         net = torch.nn.parallel.DistributedDataParallel(model) if parallel else model
         opt = make_opt(model.parameters())
         seen = set()

@@ -12,10 +12,8 @@ float64 steps
 and alone on one device. Prints, per model and mode, whether parameters and losses match
 the one-device run (1e-6), the parameters' layouts, and the differences."""
 import os
-import sys
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
 import numpy as np
 from eagergrad.runner import install
@@ -27,8 +25,7 @@ from torch.distributed.fsdp import fully_shard  # noqa: E402
 from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor  # noqa: E402
 from torch.distributed.tensor.parallel import (  # noqa: E402
     ColwiseParallel, RowwiseParallel, parallelize_module)
-import mlp_classifier  # noqa: E402
-import tiny_gpt  # noqa: E402
+import _examples  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 mesh = init_device_mesh("cpu", (8,))
@@ -44,44 +41,30 @@ def per_rank(t, split):
 
 
 def mlp():
-    model = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(),
-                                torch.nn.Linear(32, 3))
-    mlp_classifier.numpy_init(model, 0)
-    x, y = mlp_classifier.make_data(n=160)
-    x = x.double()
-
-    def step(model, opt, i, split):
-        xb, yb = x[16 * i:16 * (i + 1)], y[16 * i:16 * (i + 1)]
-        if split:
-            xb, yb = per_rank(xb, split), per_rank(yb, split)
-        return mlp_classifier.train_step(model, torch.nn.CrossEntropyLoss(), opt, xb, yb)
-    tp_plan = {"0": ColwiseParallel(), "2": RowwiseParallel()}
-    return model, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), step, \
-        lambda m, on=None: None, tp_plan
+    model, make_opt, batch, train = _examples.mlp()
+    plan = {"0": ColwiseParallel(), "2": RowwiseParallel()}
+    return model, make_opt, stepper(batch, train), lambda m, on=None: None, plan
 
 
 def gpt():
-    chars = sorted(set(tiny_gpt.TEXT))
-    data = torch.tensor([chars.index(c) for c in tiny_gpt.TEXT])
-    model = tiny_gpt.GPT(len(chars), block=16)
-    tiny_gpt.numpy_init(model, 0)
-    starts = np.random.RandomState(1).randint(0, len(data) - 17, (10, 8))
-
-    def step(model, opt, i, split):
-        idx = torch.tensor(starts[i])[:, None] + torch.arange(17)
-        x, y = data[idx[:, :-1]], data[idx[:, 1:]]
-        if split:
-            x, y = per_rank(x, split), per_rank(y, split)
-        return tiny_gpt.train_step(model, opt, x, y)
+    model, make_opt, batch, train = _examples.gpt()
 
     def shard_blocks(m, on=None):
         for blk in m.blocks:
             fully_shard(blk, mesh=on or mesh)
-    tp_plan = {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
-               "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
-               "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
-    return model, lambda ps: torch.optim.AdamW(ps, lr=3e-3, betas=(0.9, 0.95),
-                                               weight_decay=0.1), step, shard_blocks, tp_plan
+    plan = {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
+            "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
+            "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
+    return model, make_opt, stepper(batch, train), shard_blocks, plan
+
+
+def stepper(batch, train):
+    def step(model, opt, i, split):
+        x, y = batch(i)
+        if split:
+            x, y = per_rank(x, split), per_rank(y, split)
+        return train(model, opt, x, y)
+    return step
 
 
 def full(p):

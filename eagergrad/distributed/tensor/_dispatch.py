@@ -8,6 +8,7 @@ torch's cost model over torch's greedy plan (the first one on a tie). The op the
 on each rank's locals with grad mode off, and its node is recorded on the DTensors. An op
 with no strategy here raises NotImplementedError naming it.
 """
+import contextlib
 import itertools
 import threading
 
@@ -524,11 +525,8 @@ def _node_class(op):
         def apply(self, grads):
             if all(g is None for g in grads):
                 return [None] * len(self._next)
-            IMPLICIT.n += 1  # (a formula's own constants, arange(c), are replicated)
-            try:
+            with counting(IMPLICIT):  # (a formula's own constants, arange(c), replicated)
                 return self._apply_recorded(grads)
-            finally:
-                IMPLICIT.n -= 1
         cls = _NODES[op] = type(op.Node.__name__, (op.Node,), {"__slots__": (),
                                                                "apply": apply})
     return cls
@@ -578,6 +576,16 @@ class _LossParallel(threading.local):
 
 
 LOSS_PARALLEL = _LossParallel()
+
+
+@contextlib.contextmanager
+def counting(flag):
+    """Inside, `flag.n` (a thread's IMPLICIT or LOSS_PARALLEL) counts one more."""
+    flag.n += 1
+    try:
+        yield
+    finally:
+        flag.n -= 1
 
 
 def dispatch(op, tensors, attrs):

@@ -10,21 +10,14 @@
 (Shard(dim=0),)
 >>> torch.distributed.destroy_process_group()
 """
-import contextlib
-
-from .._dispatch import IMPLICIT
+from .._dispatch import IMPLICIT, counting
 from ...._torch_names import module_getattr
 
 
-@contextlib.contextmanager
 def implicit_replication():
     """Inside, a plain tensor among a DTensor op's inputs is read as a replicated DTensor
     (outside, mixing them raises torch's error)."""
-    IMPLICIT.n += 1
-    try:
-        yield
-    finally:
-        IMPLICIT.n -= 1
+    return counting(IMPLICIT)
 
 
 __getattr__ = module_getattr("eagergrad.distributed.tensor.experimental",

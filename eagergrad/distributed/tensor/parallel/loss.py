@@ -8,14 +8,12 @@ one sharded on its class dim are custom Functions: each rank computes on its cla
 group's whole rows (the values torch's max / sum-exp all-reduces give) and keeps its own
 class shard; backward does the same with the gradient. Other ops take the ordinary path.
 """
-import contextlib
-
 from ....engine.function import Function
 from ....engine.grad_mode import no_grad
 from ....ops import _table
 from ....ops.loss import _nll_back
 from .._api import DTensor, _rank_locals, _relaid
-from .._dispatch import LOSS_PARALLEL
+from .._dispatch import LOSS_PARALLEL, counting
 from ..placement_types import Replicate
 
 
@@ -97,7 +95,6 @@ def _handle(op, tensors, attrs):
     return None
 
 
-@contextlib.contextmanager
 def loss_parallel():
     """Inside, cross_entropy of logits sharded on the class dim runs without gathering
     them (NOTE [loss_parallel]); run the backward inside too.
@@ -113,8 +110,4 @@ def loss_parallel():
     >>> torch.distributed.destroy_process_group()
     """
     LOSS_PARALLEL.handler = _handle
-    LOSS_PARALLEL.n += 1
-    try:
-        yield
-    finally:
-        LOSS_PARALLEL.n -= 1
+    return counting(LOSS_PARALLEL)

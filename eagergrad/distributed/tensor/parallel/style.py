@@ -18,6 +18,21 @@ class ParallelStyle:
         raise NotImplementedError
 
 
+class _LinearStyle(ParallelStyle):
+    """Colwise / Rowwise: parameters laid out by `partition`, inputs and outputs converted
+    by the layouts."""
+
+    def _distribute(self, module, mesh, placements_of):
+        return distribute_module(
+            module, mesh, partial(_shard_params_fn, placements_of),
+            partial(_prepare_input, self.input_layouts, self.desired_input_layouts),
+            partial(_prepare_output, self.output_layouts, self.use_local_output))
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(input_layouts={self.input_layouts}, output_layouts="
+                f"{self.output_layouts}, use_local_output={self.use_local_output})")
+
+
 def _shard_params(module, mesh, placements_of):
     for name, param in list(module.named_parameters()):
         module.register_parameter(name, Parameter(
@@ -40,7 +55,7 @@ def _prepare_output(output_layouts, use_local_output, mod, outputs, mesh):
     return outputs.to_local() if use_local_output else outputs
 
 
-class ColwiseParallel(ParallelStyle):
+class ColwiseParallel(_LinearStyle):
     """Shard a Linear's weight and bias (or an Embedding's weight, Shard(1)) by output
     feature: a replicated input gives an output sharded on its last dim.
 
@@ -57,23 +72,14 @@ class ColwiseParallel(ParallelStyle):
 
     def _apply(self, module, device_mesh):
         if isinstance(module, Linear):
-            fn = partial(_shard_params_fn, lambda name: Shard(0))
-        elif isinstance(module, Embedding):
-            fn = partial(_shard_params_fn, lambda name: Shard(1))
-        else:
-            raise NotImplementedError("ColwiseParallel currently only support nn.Linear and "
-                                      "nn.Embedding!")
-        return distribute_module(
-            module, device_mesh, fn,
-            partial(_prepare_input, self.input_layouts, self.desired_input_layouts),
-            partial(_prepare_output, self.output_layouts, self.use_local_output))
-
-    def __repr__(self):
-        return (f"ColwiseParallel(input_layouts={self.input_layouts}, output_layouts="
-                f"{self.output_layouts}, use_local_output={self.use_local_output})")
+            return self._distribute(module, device_mesh, lambda name: Shard(0))
+        if isinstance(module, Embedding):
+            return self._distribute(module, device_mesh, lambda name: Shard(1))
+        raise NotImplementedError("ColwiseParallel currently only support nn.Linear and "
+                                  "nn.Embedding!")
 
 
-class RowwiseParallel(ParallelStyle):
+class RowwiseParallel(_LinearStyle):
     """Shard a Linear's weight by input feature (bias replicated), or an Embedding's by
     row: an input sharded on its last dim gives a replicated output (one all-reduce).
 
@@ -89,23 +95,14 @@ class RowwiseParallel(ParallelStyle):
 
     def _apply(self, module, device_mesh):
         if isinstance(module, Linear):
-            fn = partial(_shard_params_fn,
-                         lambda name: Shard(1) if name == "weight" else Replicate())
             self.desired_input_layouts = (Shard(-1),)
-        elif isinstance(module, Embedding):
-            fn = partial(_shard_params_fn, lambda name: Shard(0))
+            return self._distribute(module, device_mesh,
+                                    lambda name: Shard(1) if name == "weight" else Replicate())
+        if isinstance(module, Embedding):
             self.desired_input_layouts = (Replicate(),)
-        else:
-            raise NotImplementedError("RowwiseParallel currently only support nn.Linear and "
-                                      "nn.Embedding!")
-        return distribute_module(
-            module, device_mesh, fn,
-            partial(_prepare_input, self.input_layouts, self.desired_input_layouts),
-            partial(_prepare_output, self.output_layouts, self.use_local_output))
-
-    def __repr__(self):
-        return (f"RowwiseParallel(input_layouts={self.input_layouts}, output_layouts="
-                f"{self.output_layouts}, use_local_output={self.use_local_output})")
+            return self._distribute(module, device_mesh, lambda name: Shard(0))
+        raise NotImplementedError("RowwiseParallel currently only support nn.Linear and "
+                                  "nn.Embedding!")
 
 
 def _shard_params_fn(placements_of, name, module, mesh):
