@@ -15,13 +15,20 @@ HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
 
 
-def _lines(script, which):
+def _run(*argv, timeout=300):
+    """The stdout of `python *argv` in tests/scripts, its own process (the device count
+    set before jax starts)."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    got = subprocess.run([sys.executable, script, which], capture_output=True, text=True,
-                         timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
+    got = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                         timeout=timeout, cwd=os.path.join(HERE, "scripts"), env=env)
     assert got.returncode == 0, got.stderr
-    return dict(ln.split(" | ", 1) for ln in got.stdout.splitlines() if " | " in ln)
+    return got.stdout
+
+
+def _lines(*argv, timeout=300):
+    return dict(ln.split(" | ", 1) for ln in _run(*argv, timeout=timeout).splitlines()
+                if " | " in ln)
 
 
 def _prints_torch_s(script, count):
@@ -45,7 +52,8 @@ def test_tensor_parallel_mlp_prints_torch_s():
 
 
 def test_dtensor_unsupported_is_loud():
-    """Ops with no strategy yet, reading the DTensor as one array: NotImplementedError."""
+    """Ops with no strategy yet, reading the DTensor as one array, compiling over uneven
+    shards: NotImplementedError."""
     probe = """
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
@@ -53,19 +61,17 @@ import eagergrad as torch
 from eagergrad.distributed.tensor import distribute_tensor, Shard
 mesh = torch.distributed.init_device_mesh("cpu", (2,))
 x = distribute_tensor(torch.arange(8.).reshape(4, 2), mesh, [Shard(0)])
-for f in (lambda: x.sort(0), lambda: x[0], lambda: x.numpy(), lambda: x.cumsum(0)):
+y = distribute_tensor(torch.arange(6.).reshape(3, 2), mesh, [Shard(0)])  # (uneven)
+for f in (lambda: x.sort(0), lambda: x[0], lambda: x.numpy(), lambda: x.cumsum(0),
+          torch.compile(lambda: y * 2)):
     try:
         f()
         print("ran")
     except NotImplementedError as e:
         print("NotImplementedError", "DTensor" in str(e))
 """
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         timeout=120, env=env)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout.split("\n")[:4] == ["NotImplementedError True"] * 4, got.stdout
+    out = _run("-c", probe, timeout=120)
+    assert out.split("\n")[:5] == ["NotImplementedError True"] * 5, out
 
 
 def test_fsdp2_and_tensor_parallel_train_the_examples_as_one_device():
@@ -74,12 +80,8 @@ def test_fsdp2_and_tensor_parallel_train_the_examples_as_one_device():
     parallelism, both on a 2x4 (dp x tp) mesh (each dp rank its half of the batch), and
     HSDP on the 2x4 mesh, each equal to the one-device run (1e-6, the issue's bound; they
     agree to ~1e-13)."""
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    got = subprocess.run([sys.executable, "dist_parallel_examples.py"], capture_output=True,
-                         text=True, timeout=600, cwd=os.path.join(HERE, "scripts"), env=env)
-    assert got.returncode == 0, got.stderr
-    lines = [ln.split(" | ") for ln in got.stdout.splitlines() if " | " in ln]
+    lines = [ln.split(" | ") for ln in _run("dist_parallel_examples.py", timeout=600)
+             .splitlines() if " | " in ln]
     assert [ln[0] for ln in lines] == [f"{m} {k}" for m in ("mlp", "gpt") for k in (
         "fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp", "hsdp")]
     for ln in lines:
@@ -100,13 +102,7 @@ def test_checkpoints_reshard_across_meshes():
     every rank's local as distributing the saved value gives) and on one device; an
     FSDP2-trained MLP's sharded state dict loaded into a tensor-parallel copy, and its
     full state dict into a plain one, computing the same outputs."""
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    got = subprocess.run([sys.executable, "dist_checkpoint.py"], capture_output=True,
-                         text=True, timeout=300, cwd=os.path.join(HERE, "scripts"), env=env)
-    assert got.returncode == 0, got.stderr
-    lines = dict(ln.split(" | ", 1) for ln in got.stdout.splitlines() if " | " in ln)
-    assert lines == {
+    assert _lines("dist_checkpoint.py") == {
         "saved": "['.metadata', '__0_0.distcp']",
         "8x1": "True True True True 7 1",
         "one device": "True True True True 7 Tensor",
@@ -117,3 +113,31 @@ def test_checkpoints_reshard_across_meshes():
         "full into plain": "<All keys matched successfully> True",
         "strict": 'Error(s) in loading state_dict for Sequential: \tMissing key(s) in '
                   'state_dict: "0.bias", "2.weight", "2.bias'}
+
+
+def test_compiled_step_over_a_mesh_is_one_spmd_program_equal_to_eager():
+    """tests/scripts/dist_compiled.py: the examples' MLP (tensor parallel; 2-D tensor
+    parallel x fully_shard) and tiny GPT (tensor parallel) on 8 simulated devices, 5 steps
+    eager and compiled (an lr scheduler between them), equal every step on every rank
+    (1e-12: loss, parameters, gradients, optimizer states, versions); one program, no
+    recompile, replayed; eager ops SPMD over the 8 devices; and the collectives in the
+    compiled program of a ColwiseParallel / RowwiseParallel layer, read from its HLO."""
+    lines = _lines("dist_compiled.py", timeout=600)
+    none = {"all-reduce": 0, "all-gather": 0, "reduce-scatter": 0, "all-to-all": 0,
+            "collective-permute": 0}
+    one = repr([dict(none, **{"all-reduce": 1})])
+    want = {}
+    for run in ("mlp tp", "mlp 2-D", "gpt tp"):
+        want.update({
+            f"{run} compiled equals eager (1e-12)": "True",
+            f"{run} versions equal": "True",
+            f"{run} graphs, recompiles, breaks": "1 0 0",
+            f"{run} replays of the 5 steps": "3",
+            f"{run} eager ops: some SPMD, none rank by rank, parameters on 8 devices":
+                "True True True",
+            f"{run} worst difference": lines.get(f"{run} worst difference")})
+    want.update({"ColwiseParallel forward collectives": repr([none]),
+                 "ColwiseParallel forward_backward collectives": one,
+                 "RowwiseParallel forward collectives": one,
+                 "RowwiseParallel forward_backward collectives": one})
+    assert lines == want

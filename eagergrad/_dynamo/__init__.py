@@ -129,6 +129,13 @@ class ExplainOutput:
         self.break_reasons = list(c.breaks)
         self.recompile_reasons = list(c.recompile_reasons)
         self.recompile_count = len(c.recompile_reasons)
+        self._entries = list(c.entries.values())
+
+    @property
+    def programs(self):
+        """eagergrad's own: the optimized HLO text of each compiled program (after XLA's
+        SPMD partitioner: a program over a device mesh shows its collectives)."""
+        return [e.run.lower(*e.specs).compile().as_text() for e in self._entries]
 
     def __repr__(self):
         lines = [f"Graph Count: {self.graph_count}",

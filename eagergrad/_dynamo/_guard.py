@@ -299,6 +299,8 @@ class _Writer:
                    f"({var}._vchain is None) is not {t._vchain is None} or "
                    f"{var}._offset != {c(t._offset)} or "
                    f"{var}._retains_grad != {c(t._retains_grad)}")
+        if t.__class__ is not Tensor and hasattr(t, "_guard_layout"):  # (as _heap's walk)
+            self.check(f"{var}._guard_layout() != {c(t._guard_layout())}")
         absent = []
         for attr, value, empty in (("_grad", t._grad, " is not None"),
                                    ("_hooks", t._hooks, ""),

@@ -271,6 +271,8 @@ class Walk:
             self.emit(("T", n, t.__class__, s, v, t._shape, t.dtype, t._requires_grad,
                        t._grad_fn is None, t._vchain is None, t._offset, t._retains_grad))
             self.slot(n, "grad", g)
+        if t.__class__ is not Tensor and hasattr(t, "_guard_layout"):
+            self.emit(t._guard_layout())  # (a DTensor's mesh and placements)
         if t._hooks:
             self.visit(t._hooks)
         if t._post_acc_hooks:

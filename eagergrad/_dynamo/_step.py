@@ -89,6 +89,7 @@ from ..engine.graph import Node
 from ..engine.saved import _FREED, HOOKS
 from ..func._trace import _current_trace, _trace_jaxpr, value_in_trace
 from ..optim.optimizer import Optimizer, ParamGroup
+from ..ops._table import DTChain
 from ..tensor import _STOP_GRADIENT, Tensor, _make, _make_as
 from . import _guard, _heap
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -168,10 +169,12 @@ class _Recorder:
     def writes(self, st):
         self.written.setdefault(id(st), st)
 
-    def read(self, v, what):
-        """The value of the tracer v, read by `what` (item, bool, print, ...)."""
+    def read(self, v, what, check=False):
+        """The value of the tracer v, read by `what` (item, bool, print, ...); `check`: a
+        value eagergrad itself checks, no graph break even with fullgraph=True (a replay
+        whose value differs is still traced anew)."""
         where = _user_line()
-        if self.fullgraph:
+        if self.fullgraph and not check:
             raise Unsupported(
                 f"Data-dependent value read by Tensor.{what}() at {where}: a compiled "
                 "function with fullgraph=True cannot read a tensor's value (graph break)")
@@ -279,7 +282,7 @@ class CompiledFunctionBackward(Node):
 
 class _Entry:
     """A replayable traced call: `run(*inputs)` and how to apply its outputs."""
-    __slots__ = ("run", "changed", "deltas", "born", "actions", "result",
+    __slots__ = ("run", "changed", "deltas", "born", "actions", "result", "specs",
                  "reads", "rng", "compiled", "extra", "steps", "hyper_keys", "checks",
                  "diff", "last_lifted", "last_hvs", "read_where", "gkey", "guard", "donate",
                  "foreign", "first_read", "last_floats")
@@ -524,6 +527,9 @@ class CompiledFunction:
             e = self.entries[gkey] = _entry(prog, pre, post, rec, result, born, changed,
                                             state["drew"])
             e.diff, e.gkey, e.donate = diff, gkey, donate
+            e.specs = [jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=v.sharding if len(
+                getattr(v, "sharding", None) and v.sharding.device_set or ()) > 1 else None)
+                for v in (*lifted, *values)]
             e.foreign = _foreign(pre, post, consts)
             e.guard = _written_guard(_roots(self.fn, args, kwargs), pre)
             self.recent = e
@@ -581,18 +587,23 @@ def _name(fn):
     return getattr(fn, "__qualname__", type(fn).__name__)
 
 
+def _is_view(t):
+    """Whether tensor `t` is a view (a DTensor's chain, a DTChain, only sends its ops to
+    torch.distributed.tensor's dispatch)."""
+    return t._vchain is not None and t._vchain.__class__ is not DTChain
+
+
 def _by_value(args, kwargs):
     """The arguments with each view that does not require grad (a batch sliced from a
     dataset tensor) as a base tensor over its values: the program then takes the batch as
     an input, and a batch at another offset replays it (torch does not recompile either).
     (args, kwargs, [(view, its stand-in)])."""
-    if not any(isinstance(a, Tensor) and a._vchain is not None
-               for a in (*args, *kwargs.values())):
+    if not any(isinstance(a, Tensor) and _is_view(a) for a in (*args, *kwargs.values())):
         return args, kwargs, ()
     subs = []
 
     def sub(a):
-        if isinstance(a, Tensor) and a._vchain is not None and not a._requires_grad:
+        if isinstance(a, Tensor) and _is_view(a) and not a._requires_grad:
             s = _make(a._value)
             s.dtype = a.dtype
             subs.append((a, s))
@@ -796,10 +807,16 @@ def _differentiated(pre, post, rec, born, first_born):
     if rec.hooked:
         return "a hook registered inside a compiled forward whose graph is differentiated " \
             "outside the call (not supported yet)"
+    if any(hasattr(post.objs[n], "_guard_layout") for n, _ in outs):
+        return "a compiled forward whose DTensor or LocalTensor result is differentiated " \
+            "outside the call (not supported yet)"
     ins, seen = [], set()
     for n, t in enumerate(pre.objs):
         if isinstance(t, Tensor) and t._requires_grad:
-            if t._vchain is not None:
+            if hasattr(t, "_guard_layout"):
+                return "a DTensor or LocalTensor requiring grad read by a compiled forward " \
+                    "differentiated outside the call (not supported yet)"
+            if _is_view(t):
                 return "a view requiring grad read by a compiled forward (not supported yet)"
             s = pre.sids[id(t._storage)]
             if s not in seen:
@@ -885,9 +902,11 @@ def _entry(run, pre, post, rec, result, born, changed, drew):
     e.born = []
     for n, b in enumerate(post.objs):
         if isinstance(b, Tensor) and (n >= len(pre.objs) or b is not pre.objs[n]):
+            # (a subclass with a layout of its own, a DTensor's, makes itself again)
             e.born.append((n, type(b), bsid[id(b._storage)], (b._shape, b.dtype),
                            b._requires_grad, b._grad_fn is not None,
-                           b._version_counter.version))
+                           b._version_counter.version,
+                           b._reborn_args() if hasattr(type(b), "_reborn") else None))
     born_n = {n for n, *_ in e.born}
     e.actions = [(c, k, v) for c, k, v in post.slots if v in born_n and c < len(pre.objs)]
     e.result = _recipe(result, post)
@@ -1024,10 +1043,13 @@ def _replay(e, pre):
     for i, d in e.deltas:
         counters[i].version += d
     objs = objs + [None] * e.extra
-    for n, cls, o, meta, rg, dead, version in e.born:
-        t = _make_as(outs[o], meta)
-        if cls is not Tensor:
-            t.__class__ = cls
+    for n, cls, o, meta, rg, dead, version, again in e.born:
+        if again is not None:
+            t = cls._reborn(outs[o], meta, again)
+        else:
+            t = _make_as(outs[o], meta)
+            if cls is not Tensor:
+                t.__class__ = cls
         t._requires_grad = rg
         if dead:
             t._grad_fn = CompiledFunctionBackward()

@@ -25,6 +25,8 @@ class DeviceMesh:
     >>> import eagergrad.distributed as dist; dist.destroy_process_group()
     """
 
+    _walk_opaque = True  # (torch.compile's guard keys a mesh by identity, not its caches)
+
     def __init__(self, device_type, mesh, *, mesh_dim_names=None, backend_override=None,
                  _init_backend=True):
         self.device_type = device_type

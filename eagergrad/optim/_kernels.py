@@ -222,6 +222,9 @@ class _Hyper:
         return o ** self._v()
 
 
+_NOT_POINTWISE = {"_single_tensor_adafactor", "_single_tensor_muon"}
+
+
 class Kernel:
     """An optimizer's update of one parameter in torch's single-tensor shape, `fn(param,
     grad, *states, *, <hyperparameters>, <flags>) -> (param, *states)` on real arrays, run
@@ -318,10 +321,11 @@ class Kernel:
     def _by_rank(self, params, item, state, fused, kw):
         """`foreach` with DTensor parameters (torch.distributed.tensor): each one's update
         runs on every rank's locals, its gradient first laid out as the parameter (a
-        Partial one reduced), as torch's pointwise update of DTensors does. A plain state
-        (a scalar `step`) is updated on rank 0's tensor, the other ranks on copies; a state
-        the update makes becomes a DTensor of the parameter's layout, or stays one plain
-        tensor when it is a scalar."""
+        Partial one reduced), as torch's pointwise update of DTensors does. Stacked locals
+        (NOTE [stacked locals]) of a pointwise update are updated as one tensor, in one
+        program over the mesh. A plain state (a scalar `step`) is updated on rank 0's
+        tensor, the other ranks on copies; a state the update makes becomes a DTensor of
+        the parameter's layout, or stays one plain tensor when it is a scalar."""
         plain = [p for p in params if p._vchain.__class__ is not DTChain]
         if plain:
             self.foreach(plain, item, state, fused=fused, **kw)
@@ -331,23 +335,35 @@ class Kernel:
             ts = list(item(p))
             if ts[1].placements != p.placements:
                 ts[1] = ts[1].redistribute(p.device_mesh, p.placements)
-            rows = []
-            for r in range(len(p._locals)):
-                rows.append(tuple(
-                    None if t is None else t._locals[r] if t._vchain.__class__ is DTChain
-                    else t if r == 0 else t._fresh_copy() for t in ts))
             ranked = [t for i, t in enumerate(ts)
                       if i != 1 and t is not None and t._vchain.__class__ is DTChain]
-            before = [t._locals[0]._version_counter.version for t in ranked]
+            if self.__name__ not in _NOT_POINTWISE and all(
+                    t._list is None for t in ts if t is not None and t._vchain.__class__
+                    is DTChain):
+                row = tuple(None if t is None else t._stack_tensor()
+                            if t._vchain.__class__ is DTChain else t for t in ts)
+                made = collections.defaultdict(dict)
+                self.foreach([row[0]], lambda _, r=row: r, made, fused=fused, **dict(kw))
+                for name, v in made[row[0]].items():
+                    state[p][name] = p._over_stack(v) if v._shape == row[0]._shape else v
+                continue
+            locs = {id(t): t._locals for t in ts if t is not None and
+                    t._vchain.__class__ is DTChain}
+            rows = [tuple(None if t is None else locs[id(t)][r] if id(t) in locs
+                          else t if r == 0 else t._fresh_copy() for t in ts)
+                    for r in range(len(locs[id(p)]))]
+            before = [locs[id(t)][0]._version_counter.version for t in ranked]
             made = collections.defaultdict(dict)
             by_id = {id(row[0]): row for row in rows}
             self.foreach([row[0] for row in rows], lambda lp, m=by_id: m[id(lp)], made,
                          fused=fused, **dict(kw))
             for t, v in zip(ranked, before):
-                t._version_counter.version += t._locals[0]._version_counter.version - v
+                if t._list is None:  # (its locals were copies of its stacked ones)
+                    t._write_stack_of(locs[id(t)])
+                t._version_counter.version += locs[id(t)][0]._version_counter.version - v
             for name, first in made[rows[0][0]].items():
                 vals = [made[row[0]][name] for row in rows]
-                state[p][name] = p._with_locals(vals) if first._shape == p._locals[0]._shape \
+                state[p][name] = p._with_locals(vals) if first._shape == rows[0][0]._shape \
                     else first
 
     def _call(self, f, run, hv, plan, state):

@@ -3,27 +3,33 @@
 NOTE [DTensor's locals]
 A DTensor keeps one local tensor per mesh position (row-major over the mesh), as torch's
 single-process simulation (`LocalTensorMode`) does: rank r's shard, replica or partial
-term. The locals carry no autograd history. Autograd runs above them, as in torch: an op
-on DTensors (`_dispatch.py`) records its ordinary node on the DTensors, and the node's
-backward evaluates the op's formulas on DTensors (the path §5 of docs/design.md takes for
-create_graph), so each backward op chooses its own sharding strategy and a gradient's
-placements are the ones torch's backward gives (a replicated weight's gradient is Partial
-until reduced). `redistribute`, `from_local` and `to_local` are custom Functions with
-torch's backwards. A process holds every rank of the mesh, so `to_local()` gives a LocalTensor
-(every rank's local; ops on it run rank by rank, as on torch's LocalTensor) and
-`from_local` takes one (or a plain tensor: every rank's).
+term, all stacked into one array over the mesh's devices when they can be (NOTE [stacked
+locals] in _spmd.py). The locals carry no autograd history. Autograd runs above them, as
+in torch: an op on DTensors (`_dispatch.py`) records its ordinary node on the DTensors,
+and the node's backward evaluates the op's formulas on DTensors (the path §5 of
+docs/design.md takes for create_graph), so each backward op chooses its own sharding
+strategy and a gradient's placements are the ones torch's backward gives (a replicated
+weight's gradient is Partial until reduced). `redistribute`, `from_local` and `to_local`
+are custom Functions with torch's backwards. A process holds every rank of the mesh, so
+`to_local()` gives a LocalTensor (every rank's local; ops on it run rank by rank, as on
+torch's LocalTensor) and `from_local` takes one (or a plain tensor: every rank's).
 """
 import inspect
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ...engine.function import Function
 from ...engine.grad_mode import no_grad
 from ...ops._table import DT_CHAIN
 from ...ops.shape import cat
-from ..._storage import VersionCounter
-from ...tensor import RankLocal, Tensor
+from ..._storage import Storage, VersionCounter
+from ..._mode import COMPILING
+from ...device import device_of
+from ...tensor import RankLocal, Tensor, _make
 from ..device_mesh import DeviceMesh
+from . import _spmd
 from .placement_types import Placement, Replicate, Shard
 
 
@@ -106,9 +112,9 @@ def _transform(locs, mesh, src, dst):
     return locs
 
 
-def _new_base(cls, locs, shape, dtype):
-    """A `cls` (DTensor, LocalTensor) over every rank's locals `locs`: a Tensor's fields as
-    a new leaf's, its view chain the DTChain that sends its ops to the dispatch."""
+def _new_base(cls, shape, dtype):
+    """A `cls` (DTensor, LocalTensor): a Tensor's fields as a new leaf's, its view chain
+    the DTChain that sends its ops to the dispatch."""
     self = object.__new__(cls)
     self._vchain = DT_CHAIN
     self._version_counter = VersionCounter()
@@ -118,12 +124,14 @@ def _new_base(cls, locs, shape, dtype):
     self._grad_fn = self._grad = self._accumulator_ref = self._base = None
     self._hooks = self._post_acc_hooks = self._fw = self._stride = None
     self._out_nr = self._offset = 0
-    self._locals = list(locs)
     return self
 
 
 def _write_locals(self, outs):
     """An in-place op's result: each rank's local written (its version bumped)."""
+    if self._list is None:
+        self._write_stack_of(outs)
+        return
     for t, o in zip(self._locals, outs):
         t._write(o._value)
         t._version_counter.version += 1
@@ -135,8 +143,78 @@ class _Spec:
     def __init__(self, mesh, placements):
         self.mesh, self.placements = mesh, tuple(placements)
 
+    def __eq__(self, other):
+        return isinstance(other, _Spec) and (self.mesh, self.placements) == (
+            other.mesh, other.placements)
 
-class DTensor(Tensor):
+    def __hash__(self):
+        return hash((self.mesh, self.placements))
+
+
+class _Ranks:
+    """What DTensor and LocalTensor share: every rank's local, kept stacked (one array
+    over the mesh's devices: `_storage.array`, `_list` None) when they can be, else as a
+    list of tensors (`_list`; NOTE [stacked locals] in _spmd.py)."""
+
+    _view_of = None
+
+    @property
+    def device(self):
+        return device_of(self._storage.array) if self._list is None else \
+            self._list[0].device
+
+    def _guard_layout(self):
+        """What a compiled call's guard keys on besides a Tensor's fields (_dynamo)."""
+        if self._list is not None:
+            raise NotImplementedError("eagergrad does not implement torch.compile over a "
+                                      "DTensor or LocalTensor whose ranks' shapes differ")
+        return (self.__class__.__name__, self._reborn_args(), self._view_of is None)
+
+    @classmethod
+    def _reborn(cls, array, meta, args):
+        """A tensor a compiled call made, over its program's output `array`."""
+        return cls._of_stack(Storage(array), args[0], *meta)
+
+    @property
+    def _stack(self):
+        """The stacked locals (NOTE [stacked locals])."""
+        if self._view_of is not None and self._view_of != self._version_counter.version:
+            raise NotImplementedError(
+                "eagergrad does not implement reading a view of a DTensor after an in-place "
+                "op on the DTensor it views (torch's would alias it)")
+        return self._storage.array
+
+    def _write_stack(self, array):
+        if self._view_of is not None:
+            raise NotImplementedError("eagergrad does not implement in-place ops on a view "
+                                      "of a DTensor")
+        self._stack_tensor()._write(array)
+
+    def _stack_tensor(self):
+        """A plain tensor over the stacked locals, sharing their storage and version
+        counter (an optimizer's pointwise update runs on it)."""
+        t = _make(self._storage.array)
+        t._storage, t._version_counter = self._storage, self._version_counter
+        return t
+
+    def _write_stack_of(self, locs):
+        """Write every rank's local `locs` into the stacked locals."""
+        st = _spmd.stack([t._value for t in locs], self._mesh)
+        if st is None:
+            raise NotImplementedError("eagergrad does not implement an in-place op that makes "
+                                      "a DTensor's shards uneven")
+        self._write_stack(st)
+
+    @property
+    def _locals(self):
+        if self._list is not None:
+            return self._list
+        k = len(self._mesh._layout()[0].shape)
+        return [_make(a) for a in _spmd.unstack(self._stack, k)]
+
+
+
+class DTensor(_Ranks, Tensor):
     """A tensor over a DeviceMesh: one placement (Shard, Replicate, Partial) per mesh dim.
 
     >>> import eagergrad as torch
@@ -151,9 +229,26 @@ class DTensor(Tensor):
 
     @classmethod
     def _new(cls, locs, spec, shape, dtype):
-        self = _new_base(cls, locs, shape, dtype)
+        """A DTensor over every rank's locals `locs`: stacked when they can be (NOTE
+        [stacked locals]), else the list."""
+        st = _spmd.stack([t._value for t in locs], spec.mesh)
+        if st is not None:
+            return cls._of_stack(Storage(st), spec, shape, dtype)
+        self = _new_base(cls, shape, dtype)
         self._storage = _NO_STORAGE
-        self._spec = spec
+        self._spec, self._list = spec, list(locs)
+        return self
+
+    @classmethod
+    def _of_stack(cls, storage, spec, shape, dtype, view_of=None):
+        """A DTensor over the stacked locals in `storage`. A view (`view_of`: the
+        DTensor it views, whose version counter it shares) is a copy: it must not be
+        read after an in-place write to either (torch's would alias), nor be written."""
+        self = _new_base(cls, shape, dtype)
+        self._storage, self._spec, self._list = storage, spec, None
+        if view_of is not None:
+            self._version_counter = view_of._version_counter
+            self._view_of = self._version_counter.version
         return self
 
     @property
@@ -164,7 +259,21 @@ class DTensor(Tensor):
         raise _Unsupported(f"eagergrad does not implement this operation on a DTensor yet (it "
                            f"reads Tensor.{name})")
 
+    def _over_stack(self, t):
+        """A DTensor of this one's layout over plain tensor `t` of its stacked shape (its
+        storage and version counter)."""
+        out = DTensor._of_stack(t._storage, self._spec, self._shape, t.dtype)
+        out._version_counter = t._version_counter
+        return out
+
     # ---- what it is ----------------------------------------------------------------
+    @property
+    def _mesh(self):
+        return self._spec.mesh
+
+    def _reborn_args(self):
+        return (self._spec,)
+
     @property
     def device_mesh(self):
         return self._spec.mesh
@@ -173,9 +282,6 @@ class DTensor(Tensor):
     def placements(self):
         return self._spec.placements
 
-    @property
-    def device(self):
-        return self._locals[0].device
 
     def stride(self, dim=None):
         st, acc = [], 1
@@ -200,7 +306,10 @@ class DTensor(Tensor):
         if out.placements != self.placements:
             raise RuntimeError(f"{self.placements} != {out.placements}: an in-place op on a "
                                "DTensor must keep its placements")
-        _write_locals(self, out._locals)
+        if self._list is None and out._list is None:
+            self._write_stack(out._stack)
+        else:
+            _write_locals(self, out._locals)
 
     def _rank_values(self):
         return tuple(t._value for t in self._locals)
@@ -217,19 +326,28 @@ class DTensor(Tensor):
             cls = _PARAMETER_CLASSES[param_cls] = type(
                 "DTensor", (DTensor, param_cls), {"__module__": DTensor.__module__,
                                                   "__repr__": DTensor.__repr__})
-        out = DTensor._new(self._locals, self._spec, self._shape, self.dtype)
-        out._version_counter = self._version_counter
+        out = self._alias()
         out.__class__ = cls
         return out
 
+    def _alias(self):
+        """A new DTensor over the same locals and version counter (no history)."""
+        if self._list is None:
+            out = DTensor._of_stack(self._storage, self._spec, self._shape, self.dtype)
+            out._view_of = self._view_of
+        else:
+            out = DTensor._new(self._list, self._spec, self._shape, self.dtype)
+        out._version_counter = self._version_counter
+        return out
+
     def _fresh_copy(self):
+        if self._list is None:
+            return DTensor._of_stack(Storage(self._stack), self._spec, self._shape, self.dtype)
         return DTensor._new([t._fresh_copy() for t in self._locals], self._spec, self._shape,
                             self.dtype)
 
     def detach(self):
-        out = DTensor._new(self._locals, self._spec, self._shape, self.dtype)
-        out._version_counter = self._version_counter
-        return out
+        return self._alias()
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """As Tensor.backward; the implicit gradient of a scalar is ones_like(self) (a
@@ -237,7 +355,10 @@ class DTensor(Tensor):
         if gradient is None and int(np.prod(self._shape)) == 1:
             pl = tuple(Replicate() if p.is_partial() else p for p in self.placements)
             gradient = DTensor._new([t.new_ones(t._shape) for t in self._locals],
-                                    _Spec(self._spec.mesh, pl), self._shape, self.dtype)
+                                    _Spec(self._spec.mesh, pl), self._shape, self.dtype) \
+                if self._list is not None else DTensor._of_stack(
+                    Storage(jax.numpy.ones_like(self._stack)), _Spec(self._spec.mesh, pl),
+                    self._shape, self.dtype)
         Tensor.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ---- layout --------------------------------------------------------------------
@@ -283,8 +404,23 @@ class DTensor(Tensor):
 _PARAMETER_CLASSES = {}
 
 
+def _agreed(arrays):
+    """The one value of every rank's `arrays`, when they agree."""
+    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+        raise RankLocal("eagergrad does not implement reading a LocalTensor as one tensor "
+                        "while tracing (it cannot tell whether its ranks agree)")
+    first = np.asarray(arrays[0])
+    if any(not np.array_equal(first, np.asarray(a), equal_nan=True) for a in arrays[1:]):
+        raise RankLocal(_DIFFER)
+    return arrays[0]
+
+
+_DIFFER = "eagergrad does not implement reading a LocalTensor whose ranks differ as one tensor"
+
+
 class _LocalStorage:
-    """A LocalTensor read as one array: rank 0's, when every rank holds the same values."""
+    """A list of locals read as one array: rank 0's, when every rank holds the same
+    values."""
     generation = 0
 
     def __init__(self, owner):
@@ -292,57 +428,106 @@ class _LocalStorage:
 
     @property
     def array(self):
-        locs = [t._value for t in self._owner._locals]
-        first = np.asarray(locs[0])
-        if any(not np.array_equal(first, np.asarray(a), equal_nan=True) for a in locs[1:]):
-            raise RankLocal("eagergrad does not implement reading a LocalTensor whose ranks "
-                            "differ as one tensor")
-        return locs[0]
+        return _agreed([t._value for t in self._owner._locals])
 
 
-class LocalTensor(Tensor):
+class LocalTensor(_Ranks, Tensor):
     """Every rank's value of a rank-local tensor, in a process that holds every rank of
     a mesh (as torch's LocalTensorMode): `DTensor.to_local()` gives one, and ops on it run
-    rank by rank (a plain tensor among their inputs is every rank's). Read as one tensor
-    (`item`, `tolist`) when all ranks agree."""
+    rank by rank (a plain tensor among their inputs is every rank's), as one SPMD program
+    when its locals are stacked. Read as one tensor (`item`, `tolist`) when all ranks
+    agree."""
 
     __module__ = "eagergrad.distributed.tensor"
 
     @classmethod
-    def _new(cls, locs):
+    def _new(cls, locs, mesh=None):
         """(Uneven shards give ranks locals of different shapes: its `shape` is rank
         0's, where torch's LocalTensor has a symbolic size.)"""
-        self = _new_base(cls, locs, locs[0]._shape, locs[0].dtype)
+        st = None if mesh is None else _spmd.stack([t._value for t in locs], mesh)
+        if st is not None:
+            return cls._of_stack(Storage(st), mesh, locs[0]._shape, locs[0].dtype)
+        self = _new_base(cls, locs[0]._shape, locs[0].dtype)
+        self._list, self._mesh = list(locs), mesh
         self._storage = _LocalStorage(self)
+        return self
+
+    @classmethod
+    def _of_stack(cls, storage, mesh, shape, dtype):
+        self = _new_base(cls, shape, dtype)
+        self._storage, self._mesh, self._list = storage, mesh, None
         return self
 
     __getattr__ = DTensor.__getattr__
 
-    @property
-    def _value(self):
-        return self._storage.array
+    def _reborn_args(self):
+        return (self._mesh,)
 
     @property
-    def device(self):
-        return self._locals[0].device
+    def _value(self):
+        if self._list is not None:
+            return self._storage.array
+        st = self._stack
+        if isinstance(st, jax.core.Tracer) and COMPILING.n and COMPILING.rec is not None:
+            # (a compiled call: whether the ranks agree is a value the program reads)
+            flat = st.reshape((-1,) + self._shape)
+            agree = jnp.all((flat == flat[:1]) | (flat != flat) & (flat[:1] != flat[:1]))
+            if not COMPILING.rec.read(agree, "a LocalTensor read as one tensor", check=True):
+                raise RankLocal(_DIFFER)
+            return flat[0]
+        return _agreed(_spmd.unstack(st, len(self._mesh._layout()[0].shape)))
 
     def __repr__(self):
         ranks = ",\n".join(f"  {r}: {t!r}" for r, t in enumerate(self._locals))
         return f"LocalTensor(\n{ranks}\n)"
 
     def _assign(self, out):
-        _write_locals(self, _rank_locals(out, len(self._locals)))
+        if self._list is None and isinstance(out, LocalTensor) and out._list is None:
+            self._write_stack(out._stack)
+        else:
+            _write_locals(self, _rank_locals(out, len(self._locals)))
 
     def _fresh_copy(self):
-        return LocalTensor._new([t._fresh_copy() for t in self._locals])
+        if self._list is None:
+            return LocalTensor._of_stack(Storage(self._stack), self._mesh, self._shape,
+                                         self.dtype)
+        return LocalTensor._new([t._fresh_copy() for t in self._locals], self._mesh)
 
     def _rank_values(self):
         return tuple(t._value for t in self._locals)
 
     def detach(self):
-        out = LocalTensor._new(self._locals)
+        if self._list is None:
+            out = LocalTensor._of_stack(self._storage, self._mesh, self._shape, self.dtype)
+        else:
+            out = LocalTensor._new(self._list, self._mesh)
         out._version_counter = self._version_counter
         return out
+
+
+def _local_of(x, storage=None):
+    """Every rank's local of DTensor `x` as a LocalTensor (stacked: over `storage`, or
+    a new one), or a plain tensor on a one-position mesh."""
+    mesh = x._spec.mesh
+    if x._list is None:
+        st = x._stack
+        local = st.shape[len(mesh._layout()[0].shape):]
+        if _positions(mesh) == 1:
+            return _make(st.reshape(local))
+        return LocalTensor._of_stack(storage or Storage(st), mesh, local, x.dtype)
+    locs = [t.detach() for t in x._list]
+    return locs[0] if len(locs) == 1 else LocalTensor._new(locs, mesh)
+
+
+def _dtensor_of(t, spec, shape):
+    """A DTensor of `spec` over every rank's local of `t` (a LocalTensor, or a plain
+    tensor every rank holds), sharing nothing with it."""
+    if isinstance(t, LocalTensor) and t._list is None and \
+            _spmd.axes(t._mesh)[1] is _spmd.axes(spec.mesh)[1]:
+        return DTensor._of_stack(Storage(t._stack), spec, shape, t.dtype)
+    n = _positions(spec.mesh)
+    return DTensor._new([x.detach().clone() for x in _rank_locals(t, n)], spec, shape,
+                        t.dtype)
 
 
 def _rank_locals(t, n):
@@ -358,8 +543,13 @@ def _backward_placements(grad_pl, before):
 
 
 def _relaid(x, dst):
-    """x with placements `dst` (no autograd)."""
+    """x with placements `dst` (no autograd): stacked (NOTE [stacked locals]) when both
+    layouts can be, else rank by rank."""
     spec = x._spec
+    if x._list is None and _spmd.plan_shape(x._stack.shape[len(spec.mesh._layout()[0].shape):],
+                                            spec.mesh, spec.placements, dst) is not None:
+        st = _spmd.relayout(x._stack, spec.mesh, spec.placements, tuple(dst))
+        return DTensor._of_stack(Storage(st), _Spec(spec.mesh, dst), x._shape, x.dtype)
     locs = _transform(x._locals, spec.mesh, spec.placements, dst)
     return DTensor._new(locs, _Spec(spec.mesh, dst), x._shape, x.dtype)
 
@@ -387,14 +577,11 @@ class _ToLocal(Function):
     def forward(ctx, x, grad_placements):
         ctx.spec = _Spec(x._spec.mesh, grad_placements or x._spec.placements)
         ctx.shape = x._shape
-        locs = [t.detach() for t in x._locals]
-        return locs[0] if len(locs) == 1 else LocalTensor._new(locs)
+        return _local_of(x, x._storage)
 
     @staticmethod
     def backward(ctx, g):
-        n = _positions(ctx.spec.mesh)
-        locs = [t.clone() for t in _rank_locals(g, n)]
-        return DTensor._new(locs, ctx.spec, ctx.shape, g.dtype), None
+        return _dtensor_of(g, ctx.spec, ctx.shape), None
 
 
 class _Full(Function):
@@ -405,28 +592,26 @@ class _Full(Function):
     def forward(ctx, x):
         ctx.spec, ctx.shape = x._spec, x._shape
         if x._spec.mesh._root is not None:
-            return LocalTensor._new([t._fresh_copy() for t in x._locals])
+            return _local_of(x)
+        if x._list is None:
+            return _make(x._stack.reshape((-1,) + x._shape)[0])
         return x._locals[0]._fresh_copy()
 
     @staticmethod
     def backward(ctx, g):
-        n = _positions(ctx.spec.mesh)
-        return DTensor._new([t.clone() for t in _rank_locals(g, n)], ctx.spec, ctx.shape,
-                            g.dtype)
+        return _dtensor_of(g, ctx.spec, ctx.shape)
 
 
 class _FromLocal(Function):
     @staticmethod
     def forward(ctx, t, spec, shape):
         ctx.spec = spec
-        n = _positions(spec.mesh)
-        return DTensor._new([x.detach().clone() for x in _rank_locals(t, n)], spec, shape,
-                            t.dtype)
+        return _dtensor_of(t, spec, shape)
 
     @staticmethod
     def backward(ctx, g):
-        locs = _relaid(g, _backward_placements(g.placements, ctx.spec.placements))._locals
-        return (locs[0] if len(locs) == 1 else LocalTensor._new(locs)), None, None
+        return _local_of(_relaid(g, _backward_placements(g.placements, ctx.spec.placements))
+                         ), None, None
 
 
 def _default_mesh():
@@ -468,10 +653,9 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
                                   "Partial placements yet")
     n = _positions(mesh)
     with no_grad():
-        base = tensor.detach()
-        locs = _transform([base.clone() for _ in range(n)], mesh,
-                          (Replicate(),) * mesh.ndim, pl)
-    out = DTensor._new(locs, _Spec(mesh, pl), tensor._shape, tensor.dtype)
+        rep = DTensor._new([tensor.detach()] * n, _Spec(mesh, (Replicate(),) * mesh.ndim),
+                           tensor._shape, tensor.dtype)
+        out = _relaid(rep, pl)
     if tensor.requires_grad:
         out.requires_grad_()
     return out

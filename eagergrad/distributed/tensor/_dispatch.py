@@ -1,5 +1,6 @@
 """Ops on DTensors: torch's sharding strategies, chosen by torch's communication cost,
-then the op on each rank's locals (NOTE [DTensor's locals] in _api.py).
+then the op on each rank's locals (NOTE [DTensor's locals] in _api.py), as one SPMD
+program over stacked locals (NOTE [stacked locals] in _spmd.py).
 
 A strategy is (the placements each DTensor input must have, the output's placements).
 Like torch, an op lists its candidate strategies (mm drops those that would shard a dim
@@ -14,9 +15,12 @@ import threading
 
 import numpy as np
 
+from ... import _dtypes as D
+from ..._storage import Storage
 from ...ops import _table
 from ...tensor import Tensor
 from ...engine.grad_mode import STATE, no_grad
+from . import _spmd
 from ._api import DTensor, LocalTensor, _relaid, _Spec, distribute_tensor
 from .placement_types import Partial, Replicate, Shard
 
@@ -495,6 +499,42 @@ _RULES.update(dict.fromkeys(_REDUCE, _reduction))
 
 
 # ---- running an op -----------------------------------------------------------------------
+class _LocalShape:
+    """What _local_attrs reads of a local: its shape (and contiguous strides)."""
+
+    def __init__(self, shape):
+        self._shape = shape
+
+    def stride(self):
+        st, acc = [], 1
+        for s in reversed(self._shape):
+            st.append(acc)
+            acc *= max(s, 1)
+        return tuple(reversed(st))
+
+
+def _stacked(op, tensors, attrs, moved, mesh, out_pl, shape):
+    """The op as one SPMD program over the stacked locals (NOTE [stacked locals])."""
+    k = len(mesh._layout()[0].shape)
+    kinds = tuple("s" if isinstance(t, DTensor) else "r" for t in moved)
+    args = [t._stack if c == "s" else t._value for t, c in zip(moved, kinds)]
+    shapes = tuple(_LocalShape(a.shape[k:]) if c == "s" else t
+                   for a, t, c in zip(args, moved, kinds))
+    out = _spmd.run_op(op, _local_attrs(op, attrs, shapes, tensors[0]._shape), args, kinds,
+                       mesh)
+    multi = isinstance(out_pl, _Multi)
+    if isinstance(out, (tuple, list)) != multi:
+        raise NotImplementedError(f"eagergrad does not implement aten.{op.name} on "
+                                  "DTensors yet (several outputs)")
+    base = tensors[0] if op.view is not None and moved[0] is tensors[0] else None
+    outs = [DTensor._of_stack(Storage(a), _Spec(mesh, pl), sh, D.FROM_NP[a.dtype], base)
+            for a, pl, sh in zip(out if multi else (out,), out_pl if multi else (out_pl,),
+                                 shape if multi else (shape,))]
+    result = tuple(outs) if multi else outs[0]
+    _record(op, tensors, attrs, tuple(outs))
+    return result
+
+
 def _local_attrs(op, attrs, tensors, global_in=None):
     """Attributes that describe an input's shape, recomputed for the local tensors."""
     if not attrs:
@@ -547,18 +587,32 @@ def _record(op, tensors, attrs, outs):
 
 
 def _rank_by_rank(op, tensors, attrs):
-    """An op on LocalTensors: each rank's locals (a plain tensor is every rank's)."""
-    n = max(len(t._locals) for t in tensors if isinstance(t, LocalTensor))
+    """An op on LocalTensors: each rank's locals (a plain tensor is every rank's), as one
+    SPMD program when they are stacked over one mesh (NOTE [stacked locals])."""
+    ranked = [t for t in tensors if isinstance(t, LocalTensor)]
+    mesh = ranked[0]._mesh
+    if all(t._list is None and _spmd.axes(t._mesh)[1] is _spmd.axes(mesh)[1]
+           for t in ranked):
+        kinds = tuple("s" if isinstance(t, LocalTensor) else "r" for t in tensors)
+        out = _spmd.run_op(op, attrs, [t._stack if c == "s" else t._value
+                                       for t, c in zip(tensors, kinds)], kinds, mesh)
+        k = len(mesh._layout()[0].shape)
+        outs = tuple(LocalTensor._of_stack(Storage(a), mesh, a.shape[k:], D.FROM_NP[a.dtype])
+                     for a in (out if isinstance(out, (tuple, list)) else (out,)))
+        _record(op, tensors, attrs, outs)
+        return outs if isinstance(out, (tuple, list)) else outs[0]
+    _spmd.RUNS["by_rank"] += 1
+    n = max(len(t._locals) for t in ranked)
     per = []
     with no_grad():
         for r in range(n):
             locs = tuple(t._locals[r] if isinstance(t, LocalTensor) else t for t in tensors)
             per.append(_table.call_op(op, locs, attrs))
     if isinstance(per[0], tuple):
-        result = tuple(LocalTensor._new([p[j] for p in per]) for j in range(len(per[0])))
+        result = tuple(LocalTensor._new([p[j] for p in per], mesh) for j in range(len(per[0])))
         _record(op, tensors, attrs, result)
         return result
-    out = LocalTensor._new(per)
+    out = LocalTensor._new(per, mesh)
     _record(op, tensors, attrs, (out,))
     return out
 
@@ -626,6 +680,9 @@ def dispatch(op, tensors, attrs):
     ins, out_pl, shape = chosen
     moved = [_relaid(t, pl) if isinstance(t, DTensor) and pl != t._spec.placements else t
              for t, pl in zip(tensors, ins)]
+    if all(t._list is None for t in moved if isinstance(t, DTensor)):
+        return _stacked(op, tensors, attrs, moved, mesh, out_pl, shape)
+    _spmd.RUNS["by_rank"] += 1
     outs = []
     with no_grad():
         for r in range(len(dtensors[0]._locals)):
