@@ -145,7 +145,8 @@ def test_inference_tensor():
         n = L.zeros(3)
         with L.inference_mode():
             n.resize_(2, 2)
-        log.append((n, n._version))
+        # (the fourth element is uninitialized memory in torch)
+        log.append((n.flatten()[:3], n.shape, n._version))
     same(f)
 
 

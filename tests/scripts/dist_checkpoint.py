@@ -4,9 +4,11 @@ loaded into DTensors on an 8x1 mesh with other placements and into plain tensors
 device); an FSDP2-trained MLP's sharded state dict loaded into a tensor-parallel copy
 through get/set_model_state_dict. Prints `label | checks` lines."""
 import os
+
+from _show import devices
 import tempfile
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = devices(8)
 
 import numpy as np
 import eagergrad as torch

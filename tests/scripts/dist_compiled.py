@@ -9,9 +9,11 @@ collectives XLA's partitioner leaves in the compiled program of one tensor-paral
 layer are torch's (ColwiseParallel: none in forward, one all-reduce in backward;
 RowwiseParallel: one all-reduce in forward, none in backward). Prints `label | value`."""
 import os
+
+from _show import devices
 import re
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = devices(8)
 
 import numpy as np
 from eagergrad.runner import install

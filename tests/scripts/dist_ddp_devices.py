@@ -4,9 +4,11 @@ DistributedDataParallel, each batch split across the 8 devices, and alone on one
 Prints, per model, the largest parameter difference, the losses' and the shardings seen
 (parameters replicated on 8 devices, activations split)."""
 import os
+
+from _show import devices
 import sys
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = devices(8)
 
 import numpy as np
 from eagergrad.runner import install

@@ -6,7 +6,7 @@ import importlib
 import os
 import sys
 
-from _show import show
+from _show import devices, show
 
 if sys.argv[1] == "torch":
     import torch
@@ -19,7 +19,7 @@ if sys.argv[1] == "torch":
     def local(t, r):
         return t.to_local()._local_tensors[r]
 else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    os.environ["XLA_FLAGS"] = devices(4)
     import eagergrad as torch
     mode = contextlib.nullcontext()
 

@@ -4,10 +4,10 @@ import importlib
 import os
 import sys
 
-from _show import show
+from _show import devices, show
 
 if sys.argv[1] == "eagergrad":
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+    os.environ["XLA_FLAGS"] = devices(8)
 dist = importlib.import_module(sys.argv[1] + ".distributed")
 if sys.argv[1] == "torch":
     from torch.testing._internal.distributed.fake_pg import FakeStore

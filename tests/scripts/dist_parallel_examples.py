@@ -13,7 +13,9 @@ and alone on one device. Prints, per model and mode, whether parameters and loss
 the one-device run (1e-6), the parameters' layouts, and the differences."""
 import os
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+from _show import devices
+
+os.environ["XLA_FLAGS"] = devices(8)
 
 import numpy as np
 from eagergrad.runner import install

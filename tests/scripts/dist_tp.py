@@ -7,7 +7,7 @@ import os
 import sys
 
 import numpy as np
-from _show import show
+from _show import devices, show
 
 if sys.argv[1] == "torch":
     import torch
@@ -21,7 +21,7 @@ if sys.argv[1] == "torch":
         t = t.wait() if hasattr(t, "wait") else t  # (an async collective's result)
         return [t._local_tensors[r] for r in range(4)]
 else:
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    os.environ["XLA_FLAGS"] = devices(4)
     import eagergrad as torch
     mode = contextlib.nullcontext()
 

@@ -162,5 +162,12 @@ def relayout(array, mesh, src, dst):
     plan, as _api._transform does it rank by rank)."""
     root, jm, names = axes(mesh)
     RUNS["relayout"] += 1
-    return _relayout_program(jm, len(root.shape), names, tuple(mesh.shape), tuple(src),
-                             tuple(dst), array.dtype)(array)
+    out = _relayout_program(jm, len(root.shape), names, tuple(mesh.shape), tuple(src),
+                            tuple(dst), array.dtype)(array)
+    if not isinstance(out, jax.core.Tracer) and any(
+            a != b and not a.is_replicate() for a, b in zip(src, dst)):
+        # (a collective: XLA:CPU runs each device's part of a program as a task of one
+        # thread pool, and a collective's parts wait for each other, so several in
+        # flight can take every thread with parts of different collectives: deadlock)
+        out.block_until_ready()
+    return out
