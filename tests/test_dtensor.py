@@ -52,16 +52,17 @@ def test_tensor_parallel_mlp_prints_torch_s():
 
 
 def test_dtensor_unsupported_is_loud():
-    """Ops with no strategy yet, reading the DTensor as one array, compiling over uneven
-    shards: NotImplementedError."""
+    """Ops with no strategy yet, reading the DTensor as one array, compiling over shards
+    the stacked layout cannot hold (a dim split unevenly twice): NotImplementedError."""
     probe = """
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 import eagergrad as torch
 from eagergrad.distributed.tensor import distribute_tensor, Shard
 mesh = torch.distributed.init_device_mesh("cpu", (2,))
 x = distribute_tensor(torch.arange(8.).reshape(4, 2), mesh, [Shard(0)])
-y = distribute_tensor(torch.arange(6.).reshape(3, 2), mesh, [Shard(0)])  # (uneven)
+mesh2 = torch.distributed.init_device_mesh("cpu", (2, 2))  # (3 rows split unevenly twice)
+y = distribute_tensor(torch.arange(6.).reshape(3, 2), mesh2, [Shard(0), Shard(0)])
 for f in (lambda: x.sort(0), lambda: x[0], lambda: x.numpy(), lambda: x.cumsum(0),
           torch.compile(lambda: y * 2)):
     try:
@@ -117,7 +118,8 @@ def test_checkpoints_reshard_across_meshes():
 
 def test_compiled_step_over_a_mesh_is_one_spmd_program_equal_to_eager():
     """tests/scripts/dist_compiled.py: the examples' MLP (tensor parallel; 2-D tensor
-    parallel x fully_shard) and tiny GPT (tensor parallel) on 8 simulated devices, 5 steps
+    parallel x fully_shard; fully_shard) and tiny GPT (tensor parallel; fully_shard) on 8
+    simulated devices, 5 steps
     eager and compiled (an lr scheduler between them), equal every step on every rank
     (1e-12: loss, parameters, gradients, optimizer states, versions); one program, no
     recompile, replayed; eager ops SPMD over the 8 devices; and the collectives in the
@@ -127,7 +129,7 @@ def test_compiled_step_over_a_mesh_is_one_spmd_program_equal_to_eager():
             "collective-permute": 0}
     one = repr([dict(none, **{"all-reduce": 1})])
     want = {}
-    for run in ("mlp tp", "mlp 2-D", "gpt tp"):
+    for run in ("mlp tp", "mlp 2-D", "mlp fsdp", "gpt tp", "gpt fsdp"):
         want.update({
             f"{run} compiled equals eager (1e-12)": "True",
             f"{run} versions equal": "True",

@@ -1,6 +1,7 @@
 """torch.compile over a device mesh (8 simulated CPU devices): each training step of the
-examples' MLP (tensor parallel; 2-D: tensor parallel on "tp", fully_shard on "dp") and
-tiny GPT (tensor parallel) runs eagerly on one copy and compiled on another, 5 float64
+examples' MLP (tensor parallel; 2-D: tensor parallel on "tp", fully_shard on "dp";
+fully_shard, each rank its eighth of the batch, uneven shards padded) and tiny GPT
+(tensor parallel; fully_shard) runs eagerly on one copy and compiled on another, 5 float64
 steps, compared after every step: the loss on every rank, every rank's local of every
 parameter, gradient and optimizer state, the parameters' version counters. Also: eager
 DTensor ops run as SPMD programs over the 8 devices (no op rank by rank), the compiled
@@ -60,6 +61,10 @@ def build(which, mode):
                 "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
     if mode == "tp":
         parallelize_module(model, mesh, plan)
+    elif mode == "fsdp":
+        for blk in getattr(model, "blocks", ()):
+            fully_shard(blk, mesh=mesh)
+        fully_shard(model, mesh=mesh)
     else:
         parallelize_module(model, mesh2d["tp"], plan)
         fully_shard(model, mesh=mesh2d["dp"])
@@ -71,7 +76,8 @@ def build(which, mode):
     return model, sched, batch, step
 
 
-for which, mode in (("mlp", "tp"), ("mlp", "2-D"), ("gpt", "tp")):
+for which, mode in (("mlp", "tp"), ("mlp", "2-D"), ("mlp", "fsdp"), ("gpt", "tp"),
+                    ("gpt", "fsdp")):
     m1, s1, batch, eager = build(which, mode)
     m2, s2, _, step = build(which, mode)
     o1, o2 = s1.optimizer, s2.optimizer
@@ -84,6 +90,8 @@ for which, mode in (("mlp", "tp"), ("mlp", "2-D"), ("gpt", "tp")):
         if mode == "2-D":  # (each data-parallel rank its half of the batch)
             x, y = (distribute_tensor(t, mesh2d, [Shard(0), Replicate()]).to_local()
                     for t in (x, y))
+        elif mode == "fsdp":  # (each rank its eighth)
+            x, y = (distribute_tensor(t, mesh, [Shard(0)]).to_local() for t in (x, y))
         a, b = eager(x, y), compiled(x, y)
         s1.step()
         s2.step()

@@ -199,7 +199,7 @@ class _Ranks:
 
     def _write_stack_of(self, locs):
         """Write every rank's local `locs` into the stacked locals."""
-        st = _spmd.stack([t._value for t in locs], self._mesh)
+        st = _spmd.stack([t._value for t in locs], self._mesh, self._pad_layout())
         if st is None:
             raise NotImplementedError("eagergrad does not implement an in-place op that makes "
                                       "a DTensor's shards uneven")
@@ -209,8 +209,10 @@ class _Ranks:
     def _locals(self):
         if self._list is not None:
             return self._list
-        k = len(self._mesh._layout()[0].shape)
-        return [_make(a) for a in _spmd.unstack(self._stack, k)]
+        k, lay = len(self._mesh._layout()[0].shape), self._pad_layout()
+        shapes = _spmd.logical(lay[0], self._mesh, lay[1]) if lay is not None and \
+            _spmd.is_padded(lay[0], self._mesh, lay[1]) else None
+        return [_make(a) for a in _spmd.unstack(self._stack, k, shapes)]
 
 
 
@@ -231,7 +233,7 @@ class DTensor(_Ranks, Tensor):
     def _new(cls, locs, spec, shape, dtype):
         """A DTensor over every rank's locals `locs`: stacked when they can be (NOTE
         [stacked locals]), else the list."""
-        st = _spmd.stack([t._value for t in locs], spec.mesh)
+        st = _spmd.stack([t._value for t in locs], spec.mesh, (shape, spec.placements))
         if st is not None:
             return cls._of_stack(Storage(st), spec, shape, dtype)
         self = _new_base(cls, shape, dtype)
@@ -274,6 +276,10 @@ class DTensor(_Ranks, Tensor):
     def _reborn_args(self):
         return (self._spec,)
 
+    def _pad_layout(self):
+        """(shape, placements): what the stacked locals' padding follows."""
+        return self._shape, self._spec.placements
+
     @property
     def device_mesh(self):
         return self._spec.mesh
@@ -297,6 +303,8 @@ class DTensor(_Ranks, Tensor):
     def __repr__(self):
         return (f"DTensor(local_tensor={self._locals[0]!r}, device_mesh={self._spec.mesh!r}, "
                 f"placements={self._spec.placements!r})")
+
+    __str__ = __repr__
 
     def _assign(self, out):
         """An in-place op's result written into each rank's local (torch: the result's
@@ -325,7 +333,8 @@ class DTensor(_Ranks, Tensor):
         if cls is None:
             cls = _PARAMETER_CLASSES[param_cls] = type(
                 "DTensor", (DTensor, param_cls), {"__module__": DTensor.__module__,
-                                                  "__repr__": DTensor.__repr__})
+                                                  "__repr__": DTensor.__repr__,
+                                                  "__str__": DTensor.__repr__})
         out = self._alias()
         out.__class__ = cls
         return out
@@ -463,6 +472,9 @@ class LocalTensor(_Ranks, Tensor):
     def _reborn_args(self):
         return (self._mesh,)
 
+    def _pad_layout(self):
+        return None
+
     @property
     def _value(self):
         if self._list is not None:
@@ -480,6 +492,8 @@ class LocalTensor(_Ranks, Tensor):
     def __repr__(self):
         ranks = ",\n".join(f"  {r}: {t!r}" for r, t in enumerate(self._locals))
         return f"LocalTensor(\n{ranks}\n)"
+
+    __str__ = __repr__
 
     def _assign(self, out):
         if self._list is None and isinstance(out, LocalTensor) and out._list is None:
@@ -509,13 +523,13 @@ def _local_of(x, storage=None):
     """Every rank's local of DTensor `x` as a LocalTensor (stacked: over `storage`, or
     a new one), or a plain tensor on a one-position mesh."""
     mesh = x._spec.mesh
-    if x._list is None:
+    if x._list is None and not _spmd.is_padded(x._shape, mesh, x._spec.placements):
         st = x._stack
         local = st.shape[len(mesh._layout()[0].shape):]
         if _positions(mesh) == 1:
             return _make(st.reshape(local))
         return LocalTensor._of_stack(storage or Storage(st), mesh, local, x.dtype)
-    locs = [t.detach() for t in x._list]
+    locs = [t.detach() for t in x._locals]
     return locs[0] if len(locs) == 1 else LocalTensor._new(locs, mesh)
 
 
@@ -523,7 +537,8 @@ def _dtensor_of(t, spec, shape):
     """A DTensor of `spec` over every rank's local of `t` (a LocalTensor, or a plain
     tensor every rank holds), sharing nothing with it."""
     if isinstance(t, LocalTensor) and t._list is None and \
-            _spmd.axes(t._mesh)[1] is _spmd.axes(spec.mesh)[1]:
+            _spmd.axes(t._mesh)[1] is _spmd.axes(spec.mesh)[1] and \
+            not _spmd.is_padded(shape, spec.mesh, spec.placements):
         return DTensor._of_stack(Storage(t._stack), spec, shape, t.dtype)
     n = _positions(spec.mesh)
     return DTensor._new([x.detach().clone() for x in _rank_locals(t, n)], spec, shape,
@@ -546,9 +561,8 @@ def _relaid(x, dst):
     """x with placements `dst` (no autograd): stacked (NOTE [stacked locals]) when both
     layouts can be, else rank by rank."""
     spec = x._spec
-    if x._list is None and _spmd.plan_shape(x._stack.shape[len(spec.mesh._layout()[0].shape):],
-                                            spec.mesh, spec.placements, dst) is not None:
-        st = _spmd.relayout(x._stack, spec.mesh, spec.placements, tuple(dst))
+    if x._list is None and _spmd.can_relayout(x._shape, spec.mesh, spec.placements, dst):
+        st = _spmd.relayout(x._stack, spec.mesh, spec.placements, tuple(dst), x._shape)
         return DTensor._of_stack(Storage(st), _Spec(spec.mesh, dst), x._shape, x.dtype)
     locs = _transform(x._locals, spec.mesh, spec.placements, dst)
     return DTensor._new(locs, _Spec(spec.mesh, dst), x._shape, x.dtype)

@@ -514,7 +514,18 @@ class _LocalShape:
 
 
 def _stacked(op, tensors, attrs, moved, mesh, out_pl, shape):
-    """The op as one SPMD program over the stacked locals (NOTE [stacked locals])."""
+    """The op as one SPMD program over the stacked locals (NOTE [stacked locals]), or
+    None when shards are uneven (padded) and the op is not pointwise on inputs laid out
+    as its output (whose padding it then zeroes)."""
+    multi = isinstance(out_pl, _Multi)
+    padded = any(_spmd.is_padded(t._shape, mesh, t._spec.placements) for t in moved
+                 if isinstance(t, DTensor)) or any(
+        _spmd.is_padded(sh, mesh, pl) for sh, pl in (zip(shape, out_pl) if multi else
+                                                     ((shape, out_pl),)))
+    if padded and (multi or op.name not in _POINTWISE or any(
+            t._shape != shape or t._spec.placements != out_pl for t in moved
+            if isinstance(t, DTensor))):
+        return None
     k = len(mesh._layout()[0].shape)
     kinds = tuple("s" if isinstance(t, DTensor) else "r" for t in moved)
     args = [t._stack if c == "s" else t._value for t, c in zip(moved, kinds)]
@@ -522,10 +533,11 @@ def _stacked(op, tensors, attrs, moved, mesh, out_pl, shape):
                    for a, t, c in zip(args, moved, kinds))
     out = _spmd.run_op(op, _local_attrs(op, attrs, shapes, tensors[0]._shape), args, kinds,
                        mesh)
-    multi = isinstance(out_pl, _Multi)
     if isinstance(out, (tuple, list)) != multi:
         raise NotImplementedError(f"eagergrad does not implement aten.{op.name} on "
                                   "DTensors yet (several outputs)")
+    if padded:
+        out = _spmd.zero_padding(out, shape, mesh, out_pl)
     base = tensors[0] if op.view is not None and moved[0] is tensors[0] else None
     outs = [DTensor._of_stack(Storage(a), _Spec(mesh, pl), sh, D.FROM_NP[a.dtype], base)
             for a, pl, sh in zip(out if multi else (out,), out_pl if multi else (out_pl,),
@@ -681,7 +693,9 @@ def dispatch(op, tensors, attrs):
     moved = [_relaid(t, pl) if isinstance(t, DTensor) and pl != t._spec.placements else t
              for t, pl in zip(tensors, ins)]
     if all(t._list is None for t in moved if isinstance(t, DTensor)):
-        return _stacked(op, tensors, attrs, moved, mesh, out_pl, shape)
+        out = _stacked(op, tensors, attrs, moved, mesh, out_pl, shape)
+        if out is not None:
+            return out
     _spmd.RUNS["by_rank"] += 1
     outs = []
     with no_grad():
