@@ -24,7 +24,7 @@ from ...engine.function import Function
 from ...engine.grad_mode import no_grad
 from ...ops._table import DT_CHAIN
 from ...ops.shape import cat
-from ..._storage import Storage, VersionCounter
+from ..._storage import Storage, VersionCounter, contiguous_strides
 from ..._mode import COMPILING
 from ...device import device_of
 from ...tensor import RankLocal, Tensor, _make
@@ -215,7 +215,6 @@ class _Ranks:
         return [_make(a) for a in _spmd.unstack(self._stack, k, shapes)]
 
 
-
 class DTensor(_Ranks, Tensor):
     """A tensor over a DeviceMesh: one placement (Shard, Replicate, Partial) per mesh dim.
 
@@ -290,11 +289,7 @@ class DTensor(_Ranks, Tensor):
 
 
     def stride(self, dim=None):
-        st, acc = [], 1
-        for s in reversed(self._shape):
-            st.append(acc)
-            acc *= max(s, 1)
-        st = tuple(reversed(st))
+        st = contiguous_strides(tuple(self._shape))
         return st if dim is None else st[dim]
 
     def is_contiguous(self, memory_format=None):

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from ... import _dtypes as D
-from ..._storage import Storage
+from ..._storage import Storage, contiguous_strides
 from ...ops import _table
 from ...tensor import Tensor
 from ...engine.grad_mode import STATE, no_grad
@@ -506,11 +506,7 @@ class _LocalShape:
         self._shape = shape
 
     def stride(self):
-        st, acc = [], 1
-        for s in reversed(self._shape):
-            st.append(acc)
-            acc *= max(s, 1)
-        return tuple(reversed(st))
+        return contiguous_strides(tuple(self._shape))
 
 
 def _stacked(op, tensors, attrs, moved, mesh, out_pl, shape):
