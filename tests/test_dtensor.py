@@ -122,8 +122,10 @@ def test_compiled_step_over_a_mesh_is_one_spmd_program_equal_to_eager():
     simulated devices, 5 steps
     eager and compiled (an lr scheduler between them), equal every step on every rank
     (1e-12: loss, parameters, gradients, optimizer states, versions); one program, no
-    recompile, replayed; eager ops SPMD over the 8 devices; and the collectives in the
-    compiled program of a ColwiseParallel / RowwiseParallel layer, read from its HLO."""
+    recompile, replayed; eager ops SPMD over the 8 devices; a compiled function of a
+    DTensor retraced for other placements and another default dtype (named reasons) and
+    replayed otherwise; and the collectives in the compiled program of a ColwiseParallel /
+    RowwiseParallel layer, read from its HLO."""
     lines = _lines("dist_compiled.py", timeout=600)
     none = {"all-reduce": 0, "all-gather": 0, "reduce-scatter": 0, "all-to-all": 0,
             "collective-permute": 0}
@@ -138,6 +140,13 @@ def test_compiled_step_over_a_mesh_is_one_spmd_program_equal_to_eager():
             f"{run} eager ops: some SPMD, none rank by rank, parameters on 8 devices":
                 "True True True",
             f"{run} worst difference": lines.get(f"{run} worst difference")})
+    mesh = "DeviceMesh((8,), 'cpu', stride=(1,))"
+    want.update({"layouts: values and dtypes": "True",
+                 "layouts: recompiles": repr([
+                     f"args[0]: ('DTensor', ((Shard(dim=0),) on {mesh},), True) -> "
+                     f"('DTensor', ((Shard(dim=1),) on {mesh},), True)",
+                     "ambient state changed: default dtype"]),
+                 "layouts: traced, replayed calls": "3 4"})
     want.update({"ColwiseParallel forward collectives": repr([none]),
                  "ColwiseParallel forward_backward collectives": one,
                  "RowwiseParallel forward collectives": one,

@@ -8,6 +8,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 import torch
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import Replicate
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
 import mlp_classifier
 import tiny_gpt
 
@@ -39,3 +42,19 @@ def gpt():
         return data[idx[:, :-1]], data[idx[:, 1:]]
     return model, lambda ps: torch.optim.AdamW(ps, lr=3e-3, betas=(0.9, 0.95),
                                                weight_decay=0.1), batch, tiny_gpt.train_step
+
+
+def tp_plan(model):
+    """The tensor-parallel plan of the MLP, or of the GPT: each block's MLP, its qkv
+    projection (output all-gathered) and its output projection."""
+    if not hasattr(model, "blocks"):
+        return {"0": ColwiseParallel(), "2": RowwiseParallel()}
+    return {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
+            "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
+            "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
+
+
+def shard_blocks(model, mesh):
+    """fully_shard each GPT block on `mesh` (the MLP has none)."""
+    for blk in getattr(model, "blocks", ()):
+        fully_shard(blk, mesh=mesh)

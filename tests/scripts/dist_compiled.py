@@ -8,7 +8,9 @@ DTensor ops run as SPMD programs over the 8 devices (no op rank by rank), the co
 step is one program replayed (no recompile as a scheduler changes lr), and the
 collectives XLA's partitioner leaves in the compiled program of one tensor-parallel
 layer are torch's (ColwiseParallel: none in forward, one all-reduce in backward;
-RowwiseParallel: one all-reduce in forward, none in backward). Prints `label | value`."""
+RowwiseParallel: one all-reduce in forward, none in backward). A compiled function of a
+DTensor traces anew for other placements and another default dtype, and replays otherwise.
+Prints `label | value`."""
 import os
 
 from _show import devices
@@ -51,22 +53,14 @@ def differ(a, b):
 
 
 def build(which, mode):
-    if which == "mlp":
-        model, make_opt, batch, train = _examples.mlp()
-        plan = {"0": ColwiseParallel(), "2": RowwiseParallel()}
-    else:
-        model, make_opt, batch, train = _examples.gpt()
-        plan = {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
-                "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
-                "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
+    model, make_opt, batch, train = getattr(_examples, which)()
     if mode == "tp":
-        parallelize_module(model, mesh, plan)
+        parallelize_module(model, mesh, _examples.tp_plan(model))
     elif mode == "fsdp":
-        for blk in getattr(model, "blocks", ()):
-            fully_shard(blk, mesh=mesh)
+        _examples.shard_blocks(model, mesh)
         fully_shard(model, mesh=mesh)
     else:
-        parallelize_module(model, mesh2d["tp"], plan)
+        parallelize_module(model, mesh2d["tp"], _examples.tp_plan(model))
         fully_shard(model, mesh=mesh2d["dp"])
     opt = make_opt(model.parameters())
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1.0 / (1 + i))
@@ -112,6 +106,31 @@ for which, mode in (("mlp", "tp"), ("mlp", "2-D"), ("mlp", "fsdp"), ("gpt", "tp"
     print(f"{which} {mode} eager ops: some SPMD, none rank by rank, parameters on 8 devices | "
           f"{_spmd.RUNS['spmd'] > spmd} {_spmd.RUNS['by_rank'] == by_rank} {sharded}")
     print(f"{which} {mode} worst difference | {worst:.1e}", flush=True)
+
+
+# a compiled function of a DTensor argument: its guard keys on the placements (another
+# layout traces anew) and on the default dtype (a factory in its body); the other calls
+# replay
+got = []
+traced, replayed = COUNTERS["traced"], COUNTERS["replayed"]
+
+
+def twice_sum(x):
+    return (x * 2).sum().full_tensor().to(torch.tensor(1.0).dtype)
+
+
+compiled = torch.compile(twice_sum)
+base = torch.arange(64.).reshape(8, 8)
+S0, S1, f64, f32 = Shard(0), Shard(1), torch.float64, torch.float32
+for pl, want in ((S0, f64), (S0, f64), (S0, f64), (S1, f64), (S1, f64), (S1, f32), (S1, f32)):
+    torch.set_default_dtype(want)
+    out = compiled(distribute_tensor(base, mesh, [pl]))
+    got.append((out.item(), out.dtype == want))
+torch.set_default_dtype(torch.float64)
+print(f"layouts: values and dtypes | {got == [(4032.0, True)] * 7}")
+print(f"layouts: recompiles | {torch._dynamo.explain(compiled).recompile_reasons}")
+print(f"layouts: traced, replayed calls | {COUNTERS['traced'] - traced} "
+      f"{COUNTERS['replayed'] - replayed}")
 
 
 def collectives(text):

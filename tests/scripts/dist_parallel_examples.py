@@ -25,8 +25,7 @@ import torch  # noqa: E402
 from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 from torch.distributed.fsdp import fully_shard  # noqa: E402
 from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor  # noqa: E402
-from torch.distributed.tensor.parallel import (  # noqa: E402
-    ColwiseParallel, RowwiseParallel, parallelize_module)
+from torch.distributed.tensor.parallel import parallelize_module  # noqa: E402
 import _examples  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
@@ -42,22 +41,9 @@ def per_rank(t, split):
     return distribute_tensor(t, mesh, [Shard(0)]).to_local()
 
 
-def mlp():
-    model, make_opt, batch, train = _examples.mlp()
-    plan = {"0": ColwiseParallel(), "2": RowwiseParallel()}
-    return model, make_opt, stepper(batch, train), lambda m, on=None: None, plan
-
-
-def gpt():
-    model, make_opt, batch, train = _examples.gpt()
-
-    def shard_blocks(m, on=None):
-        for blk in m.blocks:
-            fully_shard(blk, mesh=on or mesh)
-    plan = {"blocks.*.mlp.0": ColwiseParallel(), "blocks.*.mlp.2": RowwiseParallel(),
-            "blocks.*.qkv": ColwiseParallel(output_layouts=Replicate()),
-            "blocks.*.proj": RowwiseParallel(input_layouts=Replicate())}
-    return model, make_opt, stepper(batch, train), shard_blocks, plan
+def example(build):
+    model, make_opt, batch, train = build()
+    return model, make_opt, stepper(batch, train), _examples.tp_plan(model)
 
 
 def stepper(batch, train):
@@ -79,25 +65,25 @@ def mean_loss(loss):
         else loss.item()
 
 
-for name, build in (("mlp", mlp), ("gpt", gpt)):
-    model, make_opt, step, _, _ = build()
+for name, build in (("mlp", _examples.mlp), ("gpt", _examples.gpt)):
+    model, make_opt, step, _ = example(build)
     opt = make_opt(model.parameters())
     l0 = [step(model, opt, i, False).item() for i in range(10)]
     p0 = [full(p) for p in model.parameters()]
     for mode in ("fsdp same", "fsdp per-rank", "tp", "2-D fsdp x tp", "hsdp"):
         split = "2-D" if mode.startswith("2-D") else mode in ("fsdp per-rank", "hsdp")
-        model, make_opt, step, inner, plan = build()
+        model, make_opt, step, plan = example(build)
         if mode == "tp":
             parallelize_module(model, mesh, plan)
         elif mode == "2-D fsdp x tp":
             parallelize_module(model, mesh2d["tp"], plan)
-            inner(model, mesh2d["dp"])
+            _examples.shard_blocks(model, mesh2d["dp"])
             fully_shard(model, mesh=mesh2d["dp"])
         elif mode == "hsdp":
-            inner(model, mesh2d)
+            _examples.shard_blocks(model, mesh2d)
             fully_shard(model, mesh=mesh2d)
         else:
-            inner(model)
+            _examples.shard_blocks(model, mesh)
             fully_shard(model, mesh=mesh)
         opt = make_opt(model.parameters())
         losses = [mean_loss(step(model, opt, i, split)) for i in range(10)]

@@ -150,6 +150,9 @@ class _Spec:
     def __hash__(self):
         return hash((self.mesh, self.placements))
 
+    def __repr__(self):
+        return f"{self.placements} on {self.mesh}"
+
 
 class _Ranks:
     """What DTensor and LocalTensor share: every rank's local, kept stacked (one array
